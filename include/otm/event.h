@@ -1,0 +1,182 @@
+/*
+ * otm/event.h - the event record and its state machine.
+ *
+ * An event is one operation between two ranks: the origin (the host, which
+ * created it) and the destination (a worker, whose gate created its half
+ * from the notification). Each side owns its own record. A record moves only
+ * through otm_event_progress, which never blocks: it tests the event's
+ * outstanding MPI requests, posts new ones and advances the resume point.
+ *
+ * States only move forward:
+ *   CREATED  -> the origin has not got a tag yet (tags may be exhausted)
+ *   RUNNING  -> messages are being posted or moved
+ *   WAITING  -> everything is posted; waiting for the last completion
+ *   FINISHED | FAILED, with `status` saying why.
+ * The resume point (otm_step) says where, inside a state, the next call of
+ * progress continues; it is a plain enum so the simulator can print it.
+ *
+ * Parameters per kind (the notification's a[0..3], peer and flags):
+ *   ALLOC     a0 size, a1 allocation kind             -> reply value: address
+ *   DELETE    a0 address
+ *   SUBMIT    a0 device address, a1 size, a2 fragment size; the payload is
+ *             inline when it fits, else follows in fragments
+ *   RETRIEVE  a0 device address, a1 size, a2 fragment size, a3 largest reply
+ *             payload the origin accepts inline; larger data follows the
+ *             reply in fragments
+ *   EXCHANGE  a0 source address, a1 destination address, a2 size, a3
+ *             fragment size, peer = the other worker, flags = role (SEND:
+ *             this worker sends to peer, RECV: receives from peer, LOCAL:
+ *             both addresses are on this worker)
+ *   EXECUTE   a0 kernel, a1 number of arguments, a2 teams, a3 thread limit;
+ *             inline: nargs 64-bit argument values then nargs 64-bit offsets
+ *   LOAD      a0 image index, a3 as for RETRIEVE; reply value = number of
+ *             entries, payload = entries as (address, size) pairs
+ *   EXIT      none; the worker drains its events first, then acknowledges
+ *   SYNC      host-local: finishes when the event it waits on has ended,
+ *             FAILED with OTM_ERR_PEER if that one failed.
+ */
+#ifndef OTM_EVENT_H
+#define OTM_EVENT_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "otm/frag.h"
+#include "otm/status.h"
+
+typedef enum otm_kind {
+    OTM_KIND_ALLOC = 1,
+    OTM_KIND_DELETE,
+    OTM_KIND_SUBMIT,
+    OTM_KIND_RETRIEVE,
+    OTM_KIND_EXCHANGE,
+    OTM_KIND_EXECUTE,
+    OTM_KIND_SYNC,
+    OTM_KIND_EXIT,
+    OTM_KIND_LOAD,
+    OTM_KIND_END            /* one past the last valid kind */
+} otm_kind;
+
+typedef enum otm_side { OTM_ORIGIN = 0, OTM_DEST = 1 } otm_side;
+
+typedef enum otm_state {
+    OTM_CREATED = 0,
+    OTM_RUNNING,
+    OTM_WAITING,
+    OTM_FINISHED,
+    OTM_FAILED
+} otm_state;
+
+/* Resume points. Each kind uses the subset its state machine needs. */
+typedef enum otm_step {
+    OTM_AT_START = 0,       /* origin: get a tag; dest: validate */
+    OTM_AT_NOTIFY,          /* origin: notification(s) posted */
+    OTM_AT_PREAMBLE,        /* exchange: source -> destination status */
+    OTM_AT_PAYLOAD,         /* fragments moving */
+    OTM_AT_RUN,             /* dest: call the device (kernel, alloc...) */
+    OTM_AT_DRAIN,           /* exit: waiting for the worker's other events */
+    OTM_AT_REPLY,           /* reply posted / awaited */
+    OTM_AT_REPLY_DATA,      /* origin: fragments after the reply */
+    OTM_AT_CANCEL,          /* failing: waiting for cancelled requests */
+    OTM_AT_END
+} otm_step;
+
+typedef enum otm_exchange_role {
+    OTM_XCHG_SEND = 0,
+    OTM_XCHG_RECV = 1,
+    OTM_XCHG_LOCAL = 2
+} otm_exchange_role;
+
+/* Request slots of an event. The reply slot also serves the exchange
+ * preamble; FRAG slots form the window of fragments in flight. */
+enum {
+    OTM_SLOT_NOTIFY = 0,    /* origin: the notification to the worker */
+    OTM_SLOT_NOTIFY2,       /* origin: second notification (EXCHANGE) */
+    OTM_SLOT_REPLY,         /* the reply (sent by dest, received by origin) */
+    OTM_SLOT_REPLY2,        /* origin: second reply (EXCHANGE) */
+    OTM_SLOT_PREAMBLE,      /* exchange: source -> destination */
+    OTM_SLOT_FRAG0,         /* first of OTM_WINDOW_MAX fragment slots */
+};
+#define OTM_WINDOW_MAX 4
+#define OTM_SLOTS (OTM_SLOT_FRAG0 + OTM_WINDOW_MAX)
+
+typedef struct otm_node otm_node;
+typedef struct otm_queue otm_queue;
+typedef struct otm_event otm_event;
+
+/* What an origin asks for; otm_host_enqueue copies it into an event. */
+typedef struct otm_op {
+    otm_kind kind;
+    int rank;               /* worker that serves it (source for EXCHANGE) */
+    int peer;               /* EXCHANGE: destination worker */
+    uint64_t addr;          /* device address (source for EXCHANGE) */
+    uint64_t addr2;         /* EXCHANGE: destination address */
+    uint64_t size;          /* bytes; ALLOC: bytes to allocate */
+    uint64_t arg;           /* ALLOC: kind; LOAD: image; EXECUTE: kernel */
+    void *host;             /* SUBMIT source / RETRIEVE, LOAD destination */
+    uint64_t *result;       /* ALLOC address, LOAD entry count (optional) */
+    uint32_t nargs;         /* EXECUTE */
+    const uint64_t *args;   /* EXECUTE: argument values */
+    const int64_t *offsets; /* EXECUTE: added to each argument */
+    uint64_t teams, threads;
+    otm_event *target;      /* SYNC: the event waited on */
+} otm_op;
+
+struct otm_event {
+    otm_event *next;        /* in its queue */
+    otm_event *all_next;    /* in the node's list of live events */
+    otm_event **all_prev;
+    uint64_t id;
+    uint16_t kind;          /* otm_kind */
+    uint8_t side;           /* otm_side */
+    uint8_t state;          /* otm_state */
+    uint8_t step;           /* otm_step */
+    uint8_t window;         /* fragment slots in use, <= OTM_WINDOW_MAX */
+    uint8_t discard;        /* dest: receive payload into scratch */
+    uint8_t flags;          /* EXCHANGE role */
+    uint8_t replied;        /* dest: reply posted */
+    uint8_t unclean;        /* a protocol error: the tag must be retired */
+    uint8_t abandoned;      /* sends detached: buffers may still be read */
+    int32_t status;         /* otm_status once ended */
+    int refs;               /* queue + external references (record_event) */
+    int rank;               /* the peer rank this half talks to */
+    int peer;               /* EXCHANGE: the other worker */
+    int comm;               /* index into the communicator pool, -1 none */
+    int tag;                /* -1 until a tag is held */
+    uint64_t a[4];          /* parameters, as in the notification */
+    uint64_t value;         /* result carried by the reply */
+    void *host;             /* origin: user buffer */
+    uint64_t *result;
+    uint8_t *msg;           /* notification (origin builds / dest owns) */
+    uint32_t msg_len;
+    uint8_t *reply;         /* reply buffer */
+    uint32_t reply_len;
+    uint8_t *scratch;       /* dest: sink for a discarded payload */
+    otm_frag_plan plan;
+    uint64_t posted;        /* fragments posted */
+    uint64_t moved;         /* fragments completed */
+    uint64_t deadline;      /* clock value after which the event times out */
+    otm_event *target;      /* SYNC */
+    MPI_Request req[OTM_SLOTS];
+    uint16_t recv_mask;     /* which slots hold receives */
+    uint16_t cancel_mask;   /* receives cancelled while failing */
+};
+
+/* Advances `ev` as far as it can without blocking. Returns 1 if anything
+ * changed (a request completed or was posted, the step or state moved), 0 if
+ * the event is waiting on its peer. Never called on an ended event. */
+int otm_event_progress(otm_node *node, otm_event *ev);
+
+/* 1 once the event is FINISHED or FAILED. */
+static inline int otm_event_ended(const otm_event *ev)
+{
+    return ev->state >= OTM_FINISHED;
+}
+
+/* "SUBMIT", "ALLOC"...; "?" for values outside the enum. */
+const char *otm_kind_name(int kind);
+const char *otm_state_name(int state);
+const char *otm_step_name(int step);
+
+#endif

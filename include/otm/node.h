@@ -1,0 +1,217 @@
+/*
+ * otm/node.h - one rank's instance of the runtime, and the core's API.
+ *
+ * Everything a rank knows lives in its otm_node: the communicators, the tag
+ * allocators, the event lists, the worker's registry and kernel table, and
+ * the hooks through which it reaches time, memory, locks and the device. No
+ * file-scope mutable state exists, so the simulator can hold every rank of a
+ * job in one process.
+ *
+ * Rank 0 is the host; every other rank is a worker (one OpenMP device).
+ *
+ * Nothing here blocks. The host enqueues operations on queues and moves
+ * them with otm_queue_progress; a worker moves with otm_gate_poll_once (new
+ * notifications and data events) and otm_handler_run_once (kernels), which
+ * the production shell calls from its threads and the simulator from its
+ * scheduler. otm_queue_wait is the one helper that loops: it alternates
+ * progress with the idle hook, which in production is the idle policy and
+ * in the simulator runs the other ranks.
+ *
+ * Threads: the host may progress different queues from different threads;
+ * a worker's gate and handler may run on different threads. Shared state
+ * (tag allocators, the live-event list, the worker's kernel queue, event
+ * references) is guarded by the lock hooks, which may be NULL when one
+ * thread drives the node.
+ */
+#ifndef OTM_NODE_H
+#define OTM_NODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "otm/event.h"
+#include "otm/registry.h"
+#include "otm/status.h"
+#include "otm/tags.h"
+
+/* One entry of a loaded image: a kernel (size 0) or a global. */
+typedef struct otm_entry {
+    uint64_t addr;
+    uint64_t size;
+} otm_entry;
+
+/* The worker's device: what the core asks of the process it runs in. */
+typedef struct otm_device_ops {
+    /* Loads image `index`; on success *entries (owned by the device until
+     * the node ends) lists its entries. */
+    otm_status (*load_image)(void *ctx, uint64_t index,
+                             const otm_entry **entries, uint64_t *count);
+    /* Calls kernel `kernel` with `nargs` argument pointers. May take long:
+     * only the handler calls it. */
+    otm_status (*run_kernel)(void *ctx, uint64_t kernel, void **args,
+                             uint32_t nargs, uint64_t teams, uint64_t threads);
+    void *ctx;
+} otm_device_ops;
+
+typedef enum otm_log_level {
+    OTM_LOG_ERROR = 0,
+    OTM_LOG_WARN = 1,
+    OTM_LOG_INFO = 2,
+    OTM_LOG_DEBUG = 3
+} otm_log_level;
+
+typedef struct otm_hooks {
+    void *(*alloc)(void *ctx, size_t size);     /* NULL: malloc */
+    void (*release)(void *ctx, void *p);        /* NULL: free */
+    uint64_t (*now)(void *ctx);                 /* ns; NULL: no timeouts */
+    void (*lock)(void *ctx);                    /* NULL: single thread */
+    void (*unlock)(void *ctx);
+    void (*log)(void *ctx, int level, const char *msg); /* NULL: silent */
+    void (*idle)(void *ctx);                    /* otm_queue_wait's pause */
+    void *ctx;
+    otm_device_ops device;                      /* workers only */
+} otm_hooks;
+
+typedef struct otm_config {
+    int ncomms;             /* event communicators, 1..64 */
+    uint64_t frag_size;     /* bytes per fragment, 1..INT_MAX */
+    uint32_t inline_max;    /* largest payload carried inline, <= 1 MiB */
+    int tag_space;          /* tags per communicator, >= 1 (clamped to UB) */
+    int window;             /* fragments in flight per event, 1..4 */
+    uint64_t timeout_ns;    /* no progress for this long fails; 0 = never */
+} otm_config;
+
+/* The defaults documented in the README. */
+otm_config otm_config_default(void);
+/* OTM_ERR_INVALID naming nothing: callers name the variable. */
+otm_status otm_config_check(const otm_config *cfg);
+
+typedef enum otm_life {
+    OTM_LIFE_RUNNING = 0,   /* serving */
+    OTM_LIFE_EXITING,       /* host: draining; worker: EXIT received */
+    OTM_LIFE_DONE           /* exit protocol complete; otm_node_fini next */
+} otm_life;
+
+/* A FIFO of host events executed in order (one per __tgt_async_info). */
+struct otm_queue {
+    otm_event *head, *tail;
+    otm_queue *next;        /* in the node's list of queues */
+    otm_queue **prev;
+    int32_t status;         /* first failure since the last reset */
+    uint32_t length;
+};
+
+typedef struct otm_stats {
+    uint64_t events[OTM_KIND_END];  /* events ended, by kind */
+    uint64_t failed;                /* events that ended FAILED */
+    uint64_t dropped;               /* notifications dropped unanswered */
+    uint64_t rejected;              /* notifications answered with an error */
+    uint64_t retired_tags;          /* tags quarantined for good */
+    uint64_t abandoned;             /* events that leaked send buffers */
+    uint64_t bytes_out, bytes_in;   /* payload bytes sent / received */
+} otm_stats;
+
+struct otm_node {
+    int rank, size;
+    otm_life life;
+    otm_config cfg;
+    otm_hooks hooks;
+    MPI_Comm control;               /* notifications */
+    MPI_Comm *comms;                /* cfg.ncomms event communicators */
+    otm_tags *tags;                 /* host: one allocator per comm */
+    int tag_ub;
+    uint64_t next_id;
+    uint64_t next_comm;             /* round-robin over comms */
+    otm_event *all;                 /* every live event of this rank */
+    size_t live;
+    otm_stats stats;
+    /* host */
+    otm_queue *queues;
+    otm_event **exit_events;        /* one per worker while exiting */
+    int exit_failures;              /* workers that did not acknowledge */
+    /* worker */
+    otm_event *data_head, *data_tail;   /* run by the gate */
+    otm_event *kern_head, *kern_tail;   /* run by the handler */
+    otm_registry registry;
+    uint64_t *kernels;              /* sorted addresses of loaded kernels */
+    size_t nkernels, kernels_cap;
+    uint8_t *sink;                  /* receives payloads being discarded */
+    MPI_Request gate_req;           /* notification being received */
+    uint8_t *gate_buf;
+    int gate_len;
+    int gate_src;
+    char errbuf[160];               /* last error, for the log hook */
+};
+
+/* Sets up `node` on MPI_COMM_WORLD (MPI must be initialised): queries rank,
+ * size and MPI_TAG_UB, duplicates the control and event communicators with
+ * MPI_ERRORS_RETURN, and prepares the tag allocators. On failure everything
+ * made so far is undone and the node is left zeroed. */
+otm_status otm_node_init(otm_node *node, const otm_config *cfg,
+                         const otm_hooks *hooks);
+
+/* Frees what the node holds: communicators, events still live (after
+ * cancelling their requests), buffers, worker allocations. Safe on a zeroed
+ * node. Does not finalize MPI. */
+void otm_node_fini(otm_node *node);
+
+/* ---- host ---------------------------------------------------------------- */
+
+void otm_queue_init(otm_node *node, otm_queue *q);
+/* The queue must be empty (drained). */
+void otm_queue_fini(otm_node *node, otm_queue *q);
+
+/* Appends an operation. The host buffer of SUBMIT/RETRIEVE/LOAD must stay
+ * valid until the event ends. OTM_ERR_SHUTDOWN once exit began,
+ * OTM_ERR_INVALID for a bad rank, kind or argument, OTM_ERR_NOMEM. On
+ * success *out (may be NULL) receives a reference the caller must drop with
+ * otm_event_unref. */
+otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
+                            otm_event **out);
+
+/* Moves the queue's events in order. Returns 1 if anything moved. */
+int otm_queue_progress(otm_node *node, otm_queue *q);
+static inline int otm_queue_empty(const otm_queue *q) { return !q->head; }
+
+/* Progresses `q` until it is empty, calling the idle hook between rounds.
+ * Returns the queue's first failure (and resets it), or OTM_OK. */
+otm_status otm_queue_wait(otm_node *node, otm_queue *q);
+
+/* A new reference to the last event of q (NULL if q is empty: nothing to
+ * wait for). */
+otm_event *otm_queue_last(otm_node *node, otm_queue *q);
+void otm_event_unref(otm_node *node, otm_event *ev);
+
+/* Starts the exit protocol: no new operation is accepted; once every queue
+ * is drained, EXIT goes to each worker. Then call otm_host_exit_progress
+ * (it returns 1 if anything moved) until node->life is OTM_LIFE_DONE. The
+ * number of workers that did not acknowledge is in node->exit_failures. */
+void otm_host_exit_begin(otm_node *node);
+int otm_host_exit_progress(otm_node *node);
+
+/* ---- worker -------------------------------------------------------------- */
+
+/* Receives and dispatches at most one notification, then progresses every
+ * data event once. Returns 1 if anything moved. */
+int otm_gate_poll_once(otm_node *node);
+
+/* Progresses the kernel events (the first one runs the kernel, which may
+ * take long). Returns 1 if anything moved. */
+int otm_handler_run_once(otm_node *node);
+
+/* ---- shared -------------------------------------------------------------- */
+
+/* Appends a line to the node's log hook, prefixed with the rank. */
+void otm_log(otm_node *node, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Internal: allocation through the hooks. */
+void *otm_alloc(otm_node *node, size_t size);
+void otm_free(otm_node *node, void *p);
+uint64_t otm_now(otm_node *node);
+void otm_lock(otm_node *node);
+void otm_unlock(otm_node *node);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * sim/net.h - a deterministic, single-threaded model of the MPI subset in
+ * sim/mpi_functions.h.
+ *
+ * The net holds N ranks. Test binaries link with -Wl,--wrap=MPI_<fn> for every
+ * function of that list; each __wrap_MPI_<fn> acts on the installed net as the
+ * rank set by sim_net_set_rank (the world harness sets it before running an
+ * actor of that rank). Nothing happens on its own: a sent message stays in
+ * flight until the harness calls sim_net_deliver on its channel, so the
+ * harness chooses every interleaving.
+ *
+ * Semantics modelled (MPI-3, as MPICH behaves here):
+ *  - Communicators: MPI_COMM_WORLD and the ones made by MPI_Comm_dup. The
+ *    k-th dup made by a rank gets the same handle on every rank (dup is
+ *    collective, so ranks dup in the same order); the model does not block.
+ *    MPI_Comm_free invalidates the handle for that rank only.
+ *  - A channel is (source, destination, communicator). Messages of a channel
+ *    leave in send order and only the oldest in-flight message of a channel
+ *    can be delivered (non-overtaking). Delivered messages join the
+ *    destination's arrived list, where receives and probes match them in
+ *    arrival order on (source or MPI_ANY_SOURCE, tag or MPI_ANY_TAG, comm).
+ *  - A posted receive matches at once if an arrived message matches;
+ *    otherwise it waits and matches the first matching message to arrive
+ *    (posted receives are matched in post order). Receiving more bytes than
+ *    posted completes with MPI_ERR_TRUNCATE in the status (and the request),
+ *    copying what fits; it is legal MPI, not misuse.
+ *  - Isend copies the payload at the call if its size is <= the eager limit
+ *    and its request completes at once; above the limit (rendezvous) the
+ *    payload is copied from the sender's buffer only when a receive matches
+ *    it, and the send request completes then. A send to oneself always
+ *    behaves as rendezvous (never completes before its receive).
+ *  - Improbe removes a matched message from the arrived list and returns an
+ *    MPI_Message for Imrecv; Imrecv's request completes at once.
+ *  - MPI_Cancel of an unmatched receive completes it as cancelled
+ *    (MPI_Test_cancelled reports 1); of a matched one or of a send, it has
+ *    no effect.
+ *  - MPI_Request_free on a completed request frees it; on a pending send it
+ *    detaches it (the transfer still happens, the handle is gone); on a
+ *    pending receive it is allowed as in MPI and the message, when matched,
+ *    is dropped.
+ *  - MPI_Comm_get_attr(MPI_TAG_UB) returns the configured tag upper bound;
+ *    Isend/Irecv with a tag above it (or a negative tag other than ANY_TAG on
+ *    receives) fail with MPI_ERR_TAG. Bad ranks give MPI_ERR_RANK, bad
+ *    communicators MPI_ERR_COMM, bad requests MPI_ERR_REQUEST. Every such
+ *    error is returned (as with MPI_ERRORS_RETURN) and has no side effect.
+ *  - Statuses are filled (MPI_SOURCE, MPI_TAG, MPI_ERROR, count for
+ *    MPI_Get_count with MPI_BYTE); MPI_STATUS_IGNORE is honoured.
+ *  - Only MPI_BYTE is supported as a datatype (others: MPI_ERR_TYPE).
+ *
+ * Faults: sim_net_fail_call makes the n-th call (1-based, counted per rank
+ * and function from net creation) return MPI_ERR_OTHER without any side
+ * effect. sim_net_delay makes the n-th Isend of a rank undeliverable until
+ * virtual time reaches a given value. sim_net_stop_rank makes a rank dead:
+ * messages to it are dropped at delivery (their send requests complete, as
+ * if the data had left) and its calls fail with MPI_ERR_OTHER.
+ *
+ * Misuse by the code under test (a request tested after it was freed, a
+ * buffer too small...) is returned as an MPI error and also counted in
+ * sim_net_misuse, which the harness checks after every step.
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sim_fn {
+#define OTM_MPI_FN(name) SIM_FN_##name,
+#include "mpi_functions.h"
+#undef OTM_MPI_FN
+    SIM_FN_COUNT
+} sim_fn;
+
+/* "Isend" for SIM_FN_Isend; NULL when out of range. */
+const char *sim_fn_name(sim_fn fn);
+/* The sim_fn named `name` ("Isend" or "MPI_Isend"), or SIM_FN_COUNT. */
+sim_fn sim_fn_from_name(const char *name);
+
+typedef struct sim_net sim_net;
+
+typedef struct sim_net_config {
+    int nranks;             /* 1..64 */
+    int tag_ub;             /* value of MPI_TAG_UB, >= 1 */
+    size_t eager_limit;     /* bytes; sends up to this complete at once */
+} sim_net_config;
+
+/* A channel that has a deliverable message. */
+typedef struct sim_chan {
+    int src, dst;
+    int comm;               /* communicator handle */
+} sim_chan;
+
+/* NULL on allocation failure or a bad config. */
+sim_net *sim_net_create(const sim_net_config *cfg);
+/* Frees everything, including undelivered messages. */
+void sim_net_destroy(sim_net *net);
+
+/* Makes `net` the one the __wrap_MPI_* functions act on (NULL: none, and
+ * every wrapped call then aborts with a message: a test bug). */
+void sim_net_install(sim_net *net);
+sim_net *sim_net_installed(void);
+
+/* The rank whose calls the wrappers serve next. */
+void sim_net_set_rank(sim_net *net, int rank);
+
+/* Virtual time in nanoseconds; delayed messages become deliverable when it
+ * reaches their release time. Time never goes back. */
+void sim_net_set_time(sim_net *net, uint64_t now_ns);
+/* The earliest release time of a delayed in-flight message, or UINT64_MAX. */
+uint64_t sim_net_next_release(const sim_net *net);
+
+/* Fills `out` with up to `max` channels whose oldest in-flight message is
+ * deliverable now (not delayed), in a deterministic order; returns how many
+ * there are in all (may exceed max). */
+size_t sim_net_ready(const sim_net *net, sim_chan *out, size_t max);
+/* Delivers the oldest in-flight message of channel `c` (must be ready). */
+void sim_net_deliver(sim_net *net, const sim_chan *c);
+/* Messages sent but not yet delivered (all channels). */
+size_t sim_net_in_flight(const sim_net *net);
+
+/* Faults. */
+void sim_net_fail_call(sim_net *net, int rank, sim_fn fn, uint64_t nth);
+void sim_net_delay(sim_net *net, int rank, uint64_t nth_isend,
+                   uint64_t until_ns);
+void sim_net_stop_rank(sim_net *net, int rank);
+int sim_net_rank_stopped(const sim_net *net, int rank);
+
+/* Introspection for invariant checks and determinism. */
+uint64_t sim_net_calls(const sim_net *net, int rank, sim_fn fn);
+uint64_t sim_net_faults_fired(const sim_net *net);
+/* Requests of `rank` that are allocated and not yet freed (a completed
+ * request freed by a successful MPI_Test counts as freed). */
+size_t sim_net_live_requests(const sim_net *net, int rank);
+/* Communicators of `rank` made by dup and not freed. */
+size_t sim_net_live_comms(const sim_net *net, int rank);
+/* Messages delivered to `rank` that no receive has taken yet. */
+size_t sim_net_unreceived(const sim_net *net, int rank);
+/* Misuse detected (see above), all ranks. */
+uint64_t sim_net_misuse(const sim_net *net);
+/* A hash of the whole observable state (messages, requests, counters). */
+uint64_t sim_net_hash(const sim_net *net);
+/* 1 once `rank` called MPI_Finalize successfully. */
+int sim_net_finalized(const sim_net *net, int rank);
+
+#endif

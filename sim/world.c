@@ -1,0 +1,751 @@
+/*
+ * sim/world.c - the world harness: ranks, actors, the scheduler, the checks.
+ */
+#include "world.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ACTORS (SIM_MAX_QUEUES + 1 + 2 * SIM_MAX_WORKERS)
+#define MAX_CHOICES (MAX_ACTORS + 256)
+
+typedef enum actor_kind { A_QUEUE, A_EXIT, A_GATE, A_HANDLER } actor_kind;
+
+typedef struct actor {
+    actor_kind kind;
+    int rank;
+    otm_queue *queue;
+    int asleep;             /* ran without moving; wakes on any news */
+} actor;
+
+/* Per-rank context of the node hooks: memory accounting and faults. */
+typedef struct rank_ctx {
+    sim_world *w;
+    int rank;
+    uint64_t allocs;        /* allocations made (for fail_alloc) */
+    uint64_t fail_at;       /* fail the allocation with this number */
+    int64_t live;           /* allocations not yet released */
+    uint8_t global[SIM_GLOBAL_SIZE];
+    otm_entry entries[SIM_K_COUNT + 1];
+} rank_ctx;
+
+struct sim_world {
+    sim_config cfg;
+    sim_net *net;
+    int nranks;
+    otm_node nodes[SIM_MAX_WORKERS + 1];
+    int node_up[SIM_MAX_WORKERS + 1];
+    rank_ctx ctx[SIM_MAX_WORKERS + 1];
+    otm_queue queues[SIM_MAX_QUEUES];
+    int nqueues;
+    actor actors[MAX_ACTORS];
+    int nactors;
+    int running;            /* actor being run, or -1 */
+    uint64_t now, steps, rng, hash;
+    uint16_t *taken, *options;
+    size_t ntrace, trace_cap;
+    char *choice_text;
+    int failed;
+};
+
+/* ---- device: kernels and the image ------------------------------------------ */
+
+static otm_status k_inc(void **args, uint32_t nargs)
+{
+    if (nargs < 2)
+        return OTM_ERR_KERNEL;
+    uint8_t *p = args[0];
+    for (uintptr_t i = 0; i < (uintptr_t)args[1]; i++)
+        p[i]++;
+    return OTM_OK;
+}
+
+/* Distinct, stable "addresses" for the kernels: what the host sends back. */
+uint64_t sim_kernel_addr(sim_kernel k)
+{
+    return 0x5000u + 0x10u * (uint64_t)k;
+}
+
+static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
+                          uint32_t nargs, uint64_t teams, uint64_t threads)
+{
+    if (kernel == sim_kernel_addr(SIM_K_INC))
+        return k_inc(args, nargs);
+    if (kernel == sim_kernel_addr(SIM_K_NOP))
+        return OTM_OK;
+    return OTM_ERR_KERNEL;
+}
+
+static otm_status dev_load(void *ctx, uint64_t index, const otm_entry **e,
+                           uint64_t *count)
+{
+    rank_ctx *rc = ctx;
+    if (index != 0)
+        return OTM_ERR_NO_KERNEL;
+    for (int k = 0; k < SIM_K_COUNT; k++)
+        rc->entries[k] = (otm_entry){sim_kernel_addr((sim_kernel)k), 0};
+    rc->entries[SIM_K_COUNT] =
+        (otm_entry){(uint64_t)(uintptr_t)rc->global, SIM_GLOBAL_SIZE};
+    *e = rc->entries;
+    *count = SIM_K_COUNT + 1;
+    return OTM_OK;
+}
+
+/* ---- hooks ------------------------------------------------------------------ */
+
+static void *h_alloc(void *ctx, size_t size)
+{
+    rank_ctx *rc = ctx;
+    if (++rc->allocs == rc->fail_at)
+        return NULL;
+    void *p = malloc(size ? size : 1);
+    if (p)
+        rc->live++;
+    return p;
+}
+
+static void h_release(void *ctx, void *p)
+{
+    rank_ctx *rc = ctx;
+    rc->live--;
+    free(p);
+}
+
+static uint64_t h_now(void *ctx)
+{
+    return ((rank_ctx *)ctx)->w->now;
+}
+
+static void h_idle(void *ctx)
+{
+    sim_world_step_others(((rank_ctx *)ctx)->w);
+}
+
+static otm_hooks hooks_for(rank_ctx *rc)
+{
+    otm_hooks h = {
+        .alloc = h_alloc, .release = h_release, .now = h_now,
+        .idle = h_idle, .ctx = rc,
+        .device = {.load_image = dev_load, .run_kernel = dev_run, .ctx = rc},
+    };
+    return h;
+}
+
+/* ---- creation ------------------------------------------------------------------ */
+
+sim_config sim_config_default(void)
+{
+    sim_config c = {
+        .workers = 2, .tag_ub = 32767, .eager_limit = 8192,
+        .node = otm_config_default(), .mode = SIM_RANDOM, .seed = 1,
+    };
+    c.node.frag_size = 4;
+    c.node.inline_max = 4;
+    c.node.ncomms = 2;
+    return c;
+}
+
+static void add_actor(sim_world *w, actor_kind kind, int rank, otm_queue *q)
+{
+    w->actors[w->nactors++] = (actor){.kind = kind, .rank = rank, .queue = q};
+}
+
+static int init_ranks(sim_world *w)
+{
+    for (int r = 0; r < w->nranks; r++) {
+        rank_ctx *rc = &w->ctx[r];
+        rc->w = w;
+        rc->rank = r;
+        otm_hooks h = hooks_for(rc);
+        sim_net_set_rank(w->net, r);
+        int provided = 0;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            return -1;
+        otm_status st = otm_node_init(&w->nodes[r], &w->cfg.node, &h);
+        if (st) {
+            fprintf(stderr, "sim: rank %d: otm_node_init: %s\n", r,
+                    otm_status_name(st));
+            return -1;
+        }
+        w->node_up[r] = 1;
+        if (r > 0) {
+            add_actor(w, A_GATE, r, NULL);
+            add_actor(w, A_HANDLER, r, NULL);
+        }
+    }
+    add_actor(w, A_EXIT, 0, NULL);
+    return 0;
+}
+
+sim_world *sim_world_create(const sim_config *cfg)
+{
+    if (cfg->workers < 1 || cfg->workers > SIM_MAX_WORKERS)
+        return NULL;
+    sim_world *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cfg = *cfg;
+    if (!w->cfg.max_steps)
+        w->cfg.max_steps = 1000000;
+    w->nranks = cfg->workers + 1;
+    w->running = -1;
+    w->rng = cfg->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    w->hash = 0xcbf29ce484222325ull;
+    sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit};
+    w->net = sim_net_create(&nc);
+    if (!w->net) {
+        free(w);
+        return NULL;
+    }
+    sim_net_install(w->net);
+    if (init_ranks(w)) {
+        sim_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+void sim_world_destroy(sim_world *w)
+{
+    if (!w)
+        return;
+    for (int r = 0; r < w->nranks; r++) {
+        if (!w->node_up[r])
+            continue;
+        sim_net_set_rank(w->net, r);
+        otm_node_fini(&w->nodes[r]);
+        w->node_up[r] = 0;
+    }
+    if (sim_net_installed() == w->net)
+        sim_net_install(NULL);
+    sim_net_destroy(w->net);
+    free(w->taken);
+    free(w->options);
+    free(w->choice_text);
+    free(w);
+}
+
+otm_node *sim_world_node(sim_world *w, int rank) { return &w->nodes[rank]; }
+uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].global; }
+uint64_t sim_world_steps(const sim_world *w) { return w->steps; }
+uint64_t sim_world_hash(const sim_world *w) { return w->hash; }
+uint64_t sim_world_time(const sim_world *w) { return w->now; }
+
+uint64_t sim_world_leaked_allocs(const sim_world *w, int rank)
+{
+    return (uint64_t)w->ctx[rank].live;
+}
+
+otm_queue *sim_world_queue(sim_world *w)
+{
+    if (w->nqueues == SIM_MAX_QUEUES)
+        return NULL;
+    otm_queue *q = &w->queues[w->nqueues++];
+    sim_net_set_rank(w->net, 0);
+    otm_queue_init(&w->nodes[0], q);
+    add_actor(w, A_QUEUE, 0, q);
+    return q;
+}
+
+uint64_t sim_world_wrapped_calls(const sim_world *w)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < w->nranks; r++)
+        for (int f = 0; f < SIM_FN_COUNT; f++)
+            n += sim_net_calls(w->net, r, (sim_fn)f);
+    return n;
+}
+
+/* ---- faults -------------------------------------------------------------------- */
+
+void sim_world_fail_call(sim_world *w, int rank, sim_fn fn, uint64_t nth)
+{
+    sim_net_fail_call(w->net, rank, fn, nth);
+}
+
+void sim_world_fail_alloc(sim_world *w, int rank, uint64_t nth)
+{
+    w->ctx[rank].fail_at = w->ctx[rank].allocs + nth;
+}
+
+void sim_world_delay(sim_world *w, int rank, uint64_t nth_isend, uint64_t ns)
+{
+    sim_net_delay(w->net, rank, nth_isend, w->now + ns);
+}
+
+void sim_world_stop_rank(sim_world *w, int rank)
+{
+    sim_net_stop_rank(w->net, rank);
+}
+
+static void wake_all(sim_world *w)
+{
+    for (int i = 0; i < w->nactors; i++)
+        w->actors[i].asleep = 0;
+}
+
+void sim_world_advance(sim_world *w, uint64_t ns)
+{
+    w->now += ns;
+    sim_net_set_time(w->net, w->now);
+    wake_all(w);
+}
+
+/* ---- choices ------------------------------------------------------------------- */
+
+static uint64_t next_rng(sim_world *w)
+{
+    /* splitmix64: tiny, fast, good enough to spread schedules. */
+    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void record(sim_world *w, size_t c, size_t n)
+{
+    if (w->ntrace == w->trace_cap) {
+        size_t cap = w->trace_cap ? 2 * w->trace_cap : 256;
+        uint16_t *t = realloc(w->taken, cap * sizeof *t);
+        uint16_t *o = t ? realloc(w->options, cap * sizeof *o) : NULL;
+        if (!t || !o) {
+            fprintf(stderr, "sim: out of memory recording the trace\n");
+            abort();
+        }
+        w->taken = t;
+        w->options = o;
+        w->trace_cap = cap;
+    }
+    w->taken[w->ntrace] = (uint16_t)c;
+    w->options[w->ntrace] = (uint16_t)n;
+    w->ntrace++;
+}
+
+/* Picks one of n > 0 options. Single options are no choice: not recorded. */
+static size_t choose(sim_world *w, size_t n)
+{
+    size_t c = 0, pos = w->ntrace;
+    if (n == 1)
+        return 0;
+    switch (w->cfg.mode) {
+    case SIM_RANDOM: c = (size_t)(next_rng(w) % n); break;
+    case SIM_REPLAY: c = pos < w->cfg.nreplay ? w->cfg.replay[pos] : 0; break;
+    case SIM_BYTES: c = pos < w->cfg.nbytes ? w->cfg.bytes[pos] : 0; break;
+    }
+    c %= n;
+    record(w, c, n);
+    return c;
+}
+
+static const char digits[] =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+const char *sim_world_choices(sim_world *w)
+{
+    free(w->choice_text);
+    w->choice_text = malloc(w->ntrace * 8 + 1);
+    if (!w->choice_text)
+        return "";
+    char *p = w->choice_text;
+    for (size_t i = 0; i < w->ntrace; i++) {
+        if (w->taken[i] < 62)
+            *p++ = digits[w->taken[i]];
+        else
+            p += sprintf(p, "{%u}", (unsigned)w->taken[i]);
+    }
+    *p = '\0';
+    return w->choice_text;
+}
+
+long sim_choices_parse(const char *text, uint16_t *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = text; *p; p++) {
+        unsigned long v;
+        if (*p == '{') {
+            char *end;
+            v = strtoul(p + 1, &end, 10);
+            if (*end != '}' || v > UINT16_MAX)
+                return -1;
+            p = end;
+        } else {
+            const char *d = strchr(digits, *p);
+            if (!d || !*p)
+                return -1;
+            v = (unsigned long)(d - digits);
+        }
+        if (n == max)
+            return -1;
+        out[n++] = (uint16_t)v;
+    }
+    return (long)n;
+}
+
+void sim_world_take_trace(sim_world *w, sim_trace *out)
+{
+    out->taken = w->taken;
+    out->options = w->options;
+    out->len = w->ntrace;
+    w->taken = w->options = NULL;
+    w->ntrace = w->trace_cap = 0;
+}
+
+void sim_trace_free(sim_trace *t)
+{
+    free(t->taken);
+    free(t->options);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- actors ------------------------------------------------------------------ */
+
+static int rank_alive(const sim_world *w, int rank)
+{
+    return w->node_up[rank] && !sim_net_rank_stopped(w->net, rank);
+}
+
+/* An actor worth offering: awake, alive, and with something to do. */
+static int runnable(const sim_world *w, const actor *a)
+{
+    const otm_node *n = &w->nodes[a->rank];
+    if (a->asleep || !rank_alive(w, a->rank))
+        return 0;
+    switch (a->kind) {
+    case A_QUEUE: return !otm_queue_empty(a->queue);
+    case A_EXIT: return n->life == OTM_LIFE_EXITING;
+    case A_GATE: return n->life != OTM_LIFE_DONE || n->data_head != NULL;
+    case A_HANDLER: return n->kern_head != NULL;
+    }
+    return 0;
+}
+
+static int run_actor(sim_world *w, int i)
+{
+    actor *a = &w->actors[i];
+    otm_node *n = &w->nodes[a->rank];
+    int prev = w->running, moved = 0;
+    w->running = i;
+    sim_net_set_rank(w->net, a->rank);
+    switch (a->kind) {
+    case A_QUEUE: moved = otm_queue_progress(n, a->queue); break;
+    case A_EXIT: moved = otm_host_exit_progress(n); break;
+    case A_GATE: moved = otm_gate_poll_once(n); break;
+    case A_HANDLER: moved = otm_handler_run_once(n); break;
+    }
+    w->running = prev;
+    if (prev >= 0)
+        sim_net_set_rank(w->net, w->actors[prev].rank);
+    if (moved)
+        wake_all(w);
+    else
+        a->asleep = 1;
+    return moved;
+}
+
+static void mix(sim_world *w, uint64_t v)
+{
+    w->hash ^= v + 0x9e3779b97f4a7c15ull + (w->hash << 6) + (w->hash >> 2);
+}
+
+/* ---- invariants ---------------------------------------------------------------- */
+
+static int violation(sim_world *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int violation(sim_world *w, const char *fmt, ...)
+{
+    va_list ap;
+    if (!w->cfg.quiet) {
+        fprintf(stderr, "sim: invariant violated at step %" PRIu64 ": ", w->steps);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    w->failed = SIM_VIOLATION;
+    return -1;
+}
+
+static int same_key(const otm_event *a, const otm_event *b)
+{
+    return a->comm == b->comm && a->tag == b->tag &&
+           (a->side == OTM_ORIGIN || a->rank == b->rank);
+}
+
+static int check_event(sim_world *w, int r, const otm_event *ev)
+{
+    if (ev->state > OTM_FAILED || ev->step > OTM_AT_END)
+        return violation(w, "rank %d event %" PRIu64 " has a bad state", r, ev->id);
+    if (otm_event_ended(ev)) {
+        for (int s = 0; s < OTM_SLOTS; s++)
+            if (ev->req[s] != MPI_REQUEST_NULL)
+                return violation(w, "rank %d event %" PRIu64 " ended with a live request",
+                                 r, ev->id);
+        return 0;
+    }
+    if (ev->tag < 0)
+        return 0;
+    if (ev->side == OTM_ORIGIN && !otm_tags_is_live(&w->nodes[r].tags[ev->comm], ev->tag))
+        return violation(w, "event %" PRIu64 " holds tag %d that is not live", ev->id, ev->tag);
+    for (const otm_event *o = ev->all_next; o; o = o->all_next)
+        if (!otm_event_ended(o) && o->tag >= 0 && o->side == ev->side && same_key(ev, o))
+            return violation(w, "rank %d: events %" PRIu64 " and %" PRIu64
+                             " share comm %d tag %d", r, ev->id, o->id, ev->comm, ev->tag);
+    return 0;
+}
+
+static int check_invariants(sim_world *w)
+{
+    if (sim_net_misuse(w->net))
+        return violation(w, "MPI misused (%" PRIu64 " times)", sim_net_misuse(w->net));
+    for (int r = 0; r < w->nranks; r++) {
+        if (!w->node_up[r])
+            continue;
+        for (const otm_event *ev = w->nodes[r].all; ev; ev = ev->all_next)
+            if (check_event(w, r, ev))
+                return -1;
+    }
+    return 0;
+}
+
+/* ---- stepping ---------------------------------------------------------------- */
+
+/* One step: an actor runs or a message is delivered. Returns 0 when there
+ * was nothing to choose. Actors of rank `skip_rank` are not offered. */
+static int step(sim_world *w, int skip_rank)
+{
+    int idx[MAX_ACTORS];
+    sim_chan ch[MAX_CHOICES - MAX_ACTORS];
+    size_t na = 0;
+    for (int i = 0; i < w->nactors; i++)
+        if (w->actors[i].rank != skip_rank && runnable(w, &w->actors[i]))
+            idx[na++] = i;
+    size_t nc = sim_net_ready(w->net, ch, MAX_CHOICES - MAX_ACTORS);
+    if (nc > MAX_CHOICES - MAX_ACTORS)
+        nc = MAX_CHOICES - MAX_ACTORS;
+    if (na + nc == 0)
+        return 0;
+    size_t c = choose(w, na + nc);
+    w->steps++;
+    if (c < na) {
+        int moved = run_actor(w, idx[c]);
+        mix(w, ((uint64_t)idx[c] << 1) | (uint64_t)moved);
+    } else {
+        const sim_chan *k = &ch[c - na];
+        sim_net_deliver(w->net, k);
+        wake_all(w);
+        mix(w, 0x100000ull | ((uint64_t)k->src << 8) | (uint64_t)k->dst);
+    }
+    check_invariants(w);
+    return 1;
+}
+
+void sim_world_step_others(sim_world *w)
+{
+    int skip = w->running >= 0 ? w->actors[w->running].rank : -1;
+    if (!step(w, skip))
+        sim_world_advance(w, w->cfg.node.timeout_ns ? w->cfg.node.timeout_ns : 1);
+}
+
+static int anything_live(const sim_world *w)
+{
+    for (int r = 0; r < w->nranks; r++)
+        if (rank_alive(w, r) && (w->nodes[r].live || w->nodes[r].life != OTM_LIFE_DONE))
+            return 1;
+    return 0;
+}
+
+/* Nothing can move: jump to the next delayed message, else by one timeout
+ * period so that timeouts fire. Returns 0 when time cannot help. */
+static int advance_time(sim_world *w, int *jumps)
+{
+    uint64_t next = sim_net_next_release(w->net);
+    if (next != UINT64_MAX && next > w->now) {
+        sim_world_advance(w, next - w->now);
+        return 1;
+    }
+    if (!w->cfg.node.timeout_ns || !anything_live(w) || ++*jumps > 64)
+        return 0;
+    sim_world_advance(w, w->cfg.node.timeout_ns);
+    return 1;
+}
+
+static int job_done(const sim_world *w)
+{
+    const otm_node *host = &w->nodes[0];
+    if (host->life != OTM_LIFE_DONE)
+        return 0;
+    for (int r = 1; r < w->nranks; r++) {
+        const otm_node *n = &w->nodes[r];
+        int finished = n->life == OTM_LIFE_DONE && !n->data_head && !n->kern_head;
+        /* A worker the host could not tell to exit is left to the launcher. */
+        if (rank_alive(w, r) && !finished && !host->exit_failures)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- teardown and reports -------------------------------------------------------- */
+
+static void dump(sim_world *w)
+{
+    for (int r = 0; r < w->nranks; r++) {
+        if (!w->node_up[r])
+            continue;
+        const otm_node *n = &w->nodes[r];
+        fprintf(stderr, "  rank %d: life %d, %zu live events%s\n", r, (int)n->life,
+                n->live, sim_net_rank_stopped(w->net, r) ? " (stopped)" : "");
+        for (const otm_event *ev = n->all; ev; ev = ev->all_next)
+            fprintf(stderr, "    #%" PRIu64 " %s %s %s at %s comm %d tag %d peer %d status %s\n",
+                    ev->id, otm_kind_name(ev->kind), ev->side ? "dest" : "origin",
+                    otm_state_name(ev->state), otm_step_name(ev->step), ev->comm,
+                    ev->tag, ev->rank, otm_status_name(ev->status));
+    }
+}
+
+static void report(sim_world *w, sim_result res)
+{
+    static const char *const names[] = {"ok", "crash", "deadlock", "livelock",
+                                        "violation"};
+    if (w->cfg.quiet)
+        return;
+    fprintf(stderr, "sim: %s after %" PRIu64 " steps (t=%" PRIu64 " ns)\n",
+            names[res], w->steps, w->now);
+    fprintf(stderr, "sim: replay with OTM_SIM_SEED=%" PRIu64 " OTM_SIM_CHOICES=%s\n",
+            w->cfg.seed, sim_world_choices(w));
+    dump(w);
+}
+
+/* Finalises every live rank, then checks that nothing was left behind. */
+static sim_result teardown(sim_world *w)
+{
+    for (int r = 0; r < w->nranks; r++) {
+        if (!w->node_up[r])
+            continue;
+        sim_net_set_rank(w->net, r);
+        uint64_t abandoned = w->nodes[r].stats.abandoned;
+        otm_node_fini(&w->nodes[r]);
+        w->node_up[r] = 0;
+        if (sim_net_rank_stopped(w->net, r))
+            continue;
+        if (MPI_Finalize() != MPI_SUCCESS)
+            return violation(w, "rank %d: MPI_Finalize failed", r), SIM_VIOLATION;
+        if (sim_net_live_requests(w->net, r))
+            return violation(w, "rank %d leaked %zu requests", r,
+                             sim_net_live_requests(w->net, r)), SIM_VIOLATION;
+        if (sim_net_live_comms(w->net, r))
+            return violation(w, "rank %d leaked communicators", r), SIM_VIOLATION;
+        if (w->ctx[r].live && !abandoned)
+            return violation(w, "rank %d leaked %" PRId64 " allocations", r,
+                             w->ctx[r].live), SIM_VIOLATION;
+    }
+    return SIM_OK;
+}
+
+sim_result sim_world_run(sim_world *w)
+{
+    int jumps = 0;
+    sim_result res = SIM_OK;
+    sim_net_set_rank(w->net, 0);
+    otm_host_exit_begin(&w->nodes[0]);
+    while (!job_done(w) && !w->failed) {
+        if (w->steps >= w->cfg.max_steps) {
+            res = SIM_LIVELOCK;
+            break;
+        }
+        if (step(w, -1))
+            jumps = 0;
+        else if (!advance_time(w, &jumps))
+            res = SIM_DEADLOCK;
+        if (res)
+            break;
+    }
+    if (w->failed)
+        res = (sim_result)w->failed;
+    if (res) {
+        report(w, res);
+        return res;
+    }
+    mix(w, sim_net_hash(w->net));
+    return res;
+}
+
+sim_result sim_world_run_queue(sim_world *w, otm_queue *q)
+{
+    int jumps = 0;
+    while (!otm_queue_empty(q) && !w->failed) {
+        if (w->steps >= w->cfg.max_steps) {
+            report(w, SIM_LIVELOCK);
+            return SIM_LIVELOCK;
+        }
+        if (step(w, -1))
+            jumps = 0;
+        else if (!advance_time(w, &jumps)) {
+            report(w, SIM_DEADLOCK);
+            return SIM_DEADLOCK;
+        }
+    }
+    if (w->failed)
+        report(w, (sim_result)w->failed);
+    return (sim_result)w->failed;
+}
+
+sim_result sim_world_teardown(sim_world *w)
+{
+    sim_result res = teardown(w);
+    if (res)
+        report(w, res);
+    return res;
+}
+
+/* ---- exhaustive exploration ------------------------------------------------------ */
+
+sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
+                              void *arg, size_t depth, uint64_t max_schedules)
+{
+    sim_explore_stats stats = {0, 0, 0, 0};
+    uint16_t *prefix = NULL;
+    size_t plen = 0;
+    for (;;) {
+        sim_config cfg = *base;
+        sim_trace t = {0};
+        cfg.mode = SIM_REPLAY;
+        cfg.replay = prefix;
+        cfg.nreplay = plen;
+        sim_result res = fn(&cfg, arg, &t);
+        stats.schedules++;
+        if (t.len > stats.deepest)
+            stats.deepest = t.len;
+        if (res != SIM_OK) {
+            stats.failures = 1;
+            sim_trace_free(&t);
+            break;
+        }
+        /* Backtrack: the deepest choice that still has an untried option. */
+        long i = (long)(t.len < depth ? t.len : depth) - 1;
+        while (i >= 0 && t.taken[i] + 1 >= t.options[i])
+            i--;
+        if (i < 0) {
+            stats.complete = 1;
+            sim_trace_free(&t);
+            break;
+        }
+        uint16_t *p = realloc(prefix, (size_t)(i + 1) * sizeof *p);
+        if (!p) {
+            sim_trace_free(&t);
+            break;
+        }
+        prefix = p;
+        memcpy(prefix, t.taken, (size_t)i * sizeof *prefix);
+        prefix[i] = (uint16_t)(t.taken[i] + 1);
+        plen = (size_t)i + 1;
+        sim_trace_free(&t);
+        if (stats.schedules >= max_schedules)
+            break;
+    }
+    free(prefix);
+    return stats;
+}

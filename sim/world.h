@@ -1,0 +1,166 @@
+/*
+ * sim/world.h - a whole MPI job in one thread: 1 host and 1..8 workers, each
+ * a real otm_node over the simulated MPI of sim/net.h, and a scheduler that
+ * decides every interleaving.
+ *
+ * Actors are the things that run concurrently in production: each host
+ * queue (a host thread), the host's exit driver, and each worker's gate and
+ * handler. At every step the scheduler picks one choice among the actors
+ * that may move and the channels that have a deliverable message. An actor
+ * that ran without moving sleeps until something happens that could let it
+ * move (any actor moved, a message was delivered, time advanced), so the
+ * choices are real ones. The choice comes from:
+ *   - a seeded PRNG (SIM_RANDOM),
+ *   - a choice string (SIM_REPLAY; past its end, choice 0), which is how the
+ *     exhaustive explorer and replays work,
+ *   - fuzzer bytes (SIM_BYTES; one byte per choice, modulo the count).
+ * Every step is followed by invariant checks; when nothing can move, time
+ * jumps to the next delayed message or timeout; when that does not help
+ * either and the job is not done, it is a deadlock. On any failure the
+ * world prints the seed and the choice string that replay it.
+ *
+ * Virtual time only moves when the world advances it: nodes read it through
+ * their clock hook, so timeouts are deterministic.
+ */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "otm/node.h"
+
+#define SIM_MAX_WORKERS 8
+#define SIM_MAX_QUEUES 8
+#define SIM_GLOBAL_SIZE 64
+
+typedef enum sim_mode { SIM_RANDOM = 0, SIM_REPLAY, SIM_BYTES } sim_mode;
+
+/* How a run ended (distinct codes, as a simulator's exit status). */
+typedef enum sim_result {
+    SIM_OK = 0,
+    SIM_CRASH = 1,          /* unused: a crash is the process's own */
+    SIM_DEADLOCK = 2,       /* nothing can move, job not done */
+    SIM_LIVELOCK = 3,       /* step budget exhausted */
+    SIM_VIOLATION = 4       /* an invariant check failed */
+} sim_result;
+
+typedef struct sim_config {
+    int workers;                /* 1..SIM_MAX_WORKERS */
+    int tag_ub;                 /* MPI_TAG_UB of the simulated MPI */
+    size_t eager_limit;         /* sends up to this complete at once */
+    otm_config node;            /* the core's configuration on every rank */
+    sim_mode mode;
+    uint64_t seed;              /* SIM_RANDOM */
+    const uint16_t *replay;     /* SIM_REPLAY: the choices to take */
+    size_t nreplay;
+    const uint8_t *bytes;       /* SIM_BYTES: fuzzer input */
+    size_t nbytes;
+    uint64_t max_steps;         /* livelock bound; 0: 1,000,000 */
+    int quiet;                  /* no failure report on stderr */
+} sim_config;
+
+/* Sensible defaults: 2 workers, tag_ub 32767, eager 8 KiB, small fragments,
+ * PRNG mode with seed 1. */
+sim_config sim_config_default(void);
+
+typedef struct sim_world sim_world;
+
+/* The simulated device of each worker: image 0 holds the kernels below and
+ * one global of SIM_GLOBAL_SIZE bytes (a per-rank array). */
+typedef enum sim_kernel {
+    SIM_K_INC = 0,      /* args: buffer, length (literal): each byte += 1 */
+    SIM_K_FAIL,         /* returns OTM_ERR_KERNEL */
+    SIM_K_NOP,          /* does nothing */
+    SIM_K_COUNT
+} sim_kernel;
+uint64_t sim_kernel_addr(sim_kernel k);
+
+/* NULL when the world cannot be built (bad config, no memory, init failed);
+ * the reason goes to stderr. Installs its net for the MPI wrappers. */
+sim_world *sim_world_create(const sim_config *cfg);
+/* Tears everything down; safe after any result. */
+void sim_world_destroy(sim_world *w);
+
+otm_node *sim_world_node(sim_world *w, int rank);
+/* A new host queue (a host thread); at most SIM_MAX_QUEUES. */
+otm_queue *sim_world_queue(sim_world *w);
+/* The worker's global (for checks). */
+uint8_t *sim_world_global(sim_world *w, int rank);
+
+/* Faults, armed before or during a run. */
+void sim_world_fail_call(sim_world *w, int rank, sim_fn fn, uint64_t nth);
+void sim_world_fail_alloc(sim_world *w, int rank, uint64_t nth);
+void sim_world_delay(sim_world *w, int rank, uint64_t nth_isend, uint64_t ns);
+void sim_world_stop_rank(sim_world *w, int rank);
+void sim_world_advance(sim_world *w, uint64_t ns);
+
+/* Runs until the host's exit protocol and every live worker are done (the
+ * host begins exit at once: it drains its queues first). Returns the result;
+ * on failure prints the seed, the choice string and every live event. */
+sim_result sim_world_run(sim_world *w);
+
+/* Runs the world until host queue q is empty (for host programs in phases:
+ * the next operation needs the result of the previous). The host's exit
+ * protocol is not started. Returns SIM_OK or the failure. */
+sim_result sim_world_run_queue(sim_world *w, otm_queue *q);
+
+/* After a successful run (and after the test has looked at the ranks and
+ * dropped its event references): finalises every rank and checks that no
+ * request, communicator or allocation is left on a rank that was not
+ * stopped (allocations may remain only where an event abandoned its
+ * buffers, which the node counts). */
+sim_result sim_world_teardown(sim_world *w);
+
+/* One scheduling step of the actors other than the running one: the idle
+ * hook of a blocking host call (otm_queue_wait) inside the world. */
+void sim_world_step_others(sim_world *w);
+
+/* Observations. */
+uint64_t sim_world_steps(const sim_world *w);
+uint64_t sim_world_hash(const sim_world *w);        /* trace hash */
+uint64_t sim_world_wrapped_calls(const sim_world *w); /* MPI calls served */
+uint64_t sim_world_time(const sim_world *w);
+/* The choice string of the run so far, NUL-terminated (owned by w). */
+const char *sim_world_choices(sim_world *w);
+uint64_t sim_world_leaked_allocs(const sim_world *w, int rank);
+
+/* The choices of a run: the option taken and how many there were, for each
+ * step that had more than one. */
+typedef struct sim_trace {
+    uint16_t *taken, *options;
+    size_t len;
+} sim_trace;
+
+/* Moves the run's trace into *out (free it with sim_trace_free). */
+void sim_world_take_trace(sim_world *w, sim_trace *out);
+void sim_trace_free(sim_trace *t);
+
+/* Parses a choice string as printed on failure into `out` (up to `max`);
+ * returns the count, or -1 if the text is malformed. */
+long sim_choices_parse(const char *text, uint16_t *out, size_t max);
+
+/* ---- exhaustive exploration ---- */
+
+/* Called for each schedule: builds a world from cfg (mode SIM_REPLAY with the
+ * prefix to follow), runs it, checks the results, and moves the run's trace
+ * into *trace before destroying the world. */
+typedef sim_result (*sim_scenario_fn)(const sim_config *cfg, void *arg,
+                                      sim_trace *trace);
+
+typedef struct sim_explore_stats {
+    uint64_t schedules;
+    uint64_t failures;
+    int complete;           /* every schedule within the bound was run */
+    size_t deepest;         /* most choices in one run: complete and
+                             * deepest <= depth means truly exhaustive */
+} sim_explore_stats;
+
+/* Depth-first enumeration of every schedule of `fn`, branching on the first
+ * `depth` choices of each run (later choices take option 0), stopping after
+ * `max_schedules`. Stops at the first failure (stats.failures = 1). */
+sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
+                              void *arg, size_t depth, uint64_t max_schedules);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * dest.c - the worker's half of each event.
+ *
+ * The gate builds a destination event from a notification that decoded
+ * cleanly. Everything the host sent is validated here before memory is
+ * touched: a bad pointer or size becomes an error status in the reply, and
+ * any payload the host already sent is still received (into a small sink)
+ * so the event's tag carries nothing stale afterwards. The reply is always
+ * the last message the worker sends on the tag, except for RETRIEVE and
+ * LOAD, whose data follows the reply.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
+                         uint8_t *msg, uint32_t len, int src)
+{
+    ev->rank = src;
+    ev->peer = n->peer;
+    ev->comm = (int)n->comm;
+    ev->tag = (int)n->tag;
+    ev->flags = (uint8_t)n->flags;
+    memcpy(ev->a, n->a, sizeof ev->a);
+    ev->msg = msg;
+    ev->msg_len = len;
+    ev->deadline = otm_now(node) + node->cfg.timeout_ns;
+}
+
+static const uint8_t *inline_data(const otm_event *ev)
+{
+    return ev->msg + OTM_WIRE_NOTIFY_SIZE;
+}
+
+static uint32_t inline_len(const otm_event *ev)
+{
+    return ev->msg_len - OTM_WIRE_NOTIFY_SIZE;
+}
+
+static otm_status check(const otm_node *node, uint64_t addr, uint64_t len)
+{
+    return otm_registry_check(&node->registry, (uintptr_t)addr, len);
+}
+
+/* A fragment size the host chose that cannot be planned means the header
+ * is corrupt: the host then retires the tag. */
+static otm_status check_plan(uint64_t total, uint64_t frag)
+{
+    return total && otm_frag_check(total, frag) ? OTM_ERR_BAD_MESSAGE : OTM_OK;
+}
+
+/* ---- start: validate and act ----------------------------------------------- */
+
+static int to_reply(otm_event *ev, otm_status st)
+{
+    if (ev->status == OTM_OK)
+        ev->status = st;
+    ev->step = OTM_AT_REPLY;
+    return 1;
+}
+
+static int to_payload(otm_node *node, otm_event *ev, otm_status st,
+                      uint64_t total, uint64_t frag)
+{
+    ev->status = st;
+    ev->discard = st != OTM_OK;
+    otm_plan_payload(node, ev, total, frag);
+    ev->step = OTM_AT_PAYLOAD;
+    return 1;
+}
+
+static int start_alloc(otm_node *node, otm_event *ev)
+{
+    uint64_t size = ev->a[0];
+    void *p = size > SIZE_MAX / 2 ? NULL : otm_alloc(node, size ? size : 1);
+    if (!p)
+        return to_reply(ev, OTM_ERR_NOMEM);
+    if (otm_registry_add(&node->registry, (uintptr_t)p, size, OTM_REGION_ALLOC)) {
+        otm_free(node, p);
+        return to_reply(ev, OTM_ERR_NOMEM);
+    }
+    ev->value = (uint64_t)(uintptr_t)p;
+    return to_reply(ev, OTM_OK);
+}
+
+static int start_delete(otm_node *node, otm_event *ev)
+{
+    otm_status st = otm_registry_remove(&node->registry, (uintptr_t)ev->a[0], NULL);
+    if (st == OTM_OK)
+        otm_free(node, (void *)(uintptr_t)ev->a[0]);
+    return to_reply(ev, st);
+}
+
+static int start_submit(otm_node *node, otm_event *ev)
+{
+    uint64_t size = ev->a[1];
+    otm_status st = check_plan(size, ev->a[2]);
+    if (st)
+        return to_reply(ev, st);
+    st = check(node, ev->a[0], size);
+    if (inline_len(ev) == 0 && size > 0)
+        return to_payload(node, ev, st, size, ev->a[2]);
+    if (inline_len(ev) != size)
+        return to_reply(ev, OTM_ERR_BAD_MESSAGE);
+    if (st == OTM_OK && size)
+        memcpy((void *)(uintptr_t)ev->a[0], inline_data(ev), size);
+    return to_reply(ev, st);
+}
+
+static int start_retrieve(otm_node *node, otm_event *ev)
+{
+    otm_status st = check_plan(ev->a[1], ev->a[2]);
+    if (st == OTM_OK)
+        st = check(node, ev->a[0], ev->a[1]);
+    ev->value = ev->a[1];           /* bytes to send */
+    return to_reply(ev, st);
+}
+
+static int start_exchange(otm_node *node, otm_event *ev)
+{
+    uint64_t src = ev->a[0], dst = ev->a[1], size = ev->a[2];
+    otm_status st = check_plan(size, ev->a[3]);
+    if (st)
+        return to_reply(ev, st);
+    switch (ev->flags) {
+    case OTM_XCHG_LOCAL:
+        st = check(node, src, size);
+        if (st == OTM_OK)
+            st = check(node, dst, size);
+        if (st == OTM_OK && size)
+            memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, size);
+        return to_reply(ev, st);
+    case OTM_XCHG_SEND: {
+        /* The preamble tells the receiving worker whether data follows. */
+        otm_reply pre = {.status = check(node, src, size)};
+        ev->status = pre.status;
+        ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE);
+        if (!ev->reply)
+            return to_reply(ev, OTM_ERR_NOMEM);
+        otm_wire_put_reply(ev->reply, &pre);
+        st = otm_post_send(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+                           OTM_WIRE_REPLY_SIZE, ev->peer);
+        if (st)
+            return otm_event_fail(node, ev, st);
+        if (pre.status || size == 0)
+            return to_reply(ev, pre.status);
+        return to_payload(node, ev, OTM_OK, size, ev->a[3]);
+    }
+    case OTM_XCHG_RECV:
+        ev->status = check(node, dst, size);
+        ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE);
+        if (!ev->reply)
+            return to_reply(ev, OTM_ERR_NOMEM);
+        st = otm_post_recv(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+                           OTM_WIRE_REPLY_SIZE, ev->peer);
+        if (st)
+            return otm_event_fail(node, ev, st);
+        ev->step = OTM_AT_PREAMBLE;
+        return 1;
+    default:
+        return to_reply(ev, OTM_ERR_BAD_MESSAGE);
+    }
+}
+
+static int start(otm_node *node, otm_event *ev)
+{
+    otm_set_state(ev, OTM_RUNNING);
+    if (ev->status)                 /* rejected by the gate */
+        return to_reply(ev, (otm_status)ev->status);
+    switch (ev->kind) {
+    case OTM_KIND_ALLOC: return start_alloc(node, ev);
+    case OTM_KIND_DELETE: return start_delete(node, ev);
+    case OTM_KIND_SUBMIT: return start_submit(node, ev);
+    case OTM_KIND_RETRIEVE: return start_retrieve(node, ev);
+    case OTM_KIND_EXCHANGE: return start_exchange(node, ev);
+    case OTM_KIND_EXECUTE:
+    case OTM_KIND_LOAD: ev->step = OTM_AT_RUN; return 1;
+    case OTM_KIND_EXIT: ev->step = OTM_AT_DRAIN; return 1;
+    default: return to_reply(ev, OTM_ERR_BAD_KIND);
+    }
+}
+
+/* ---- exchange preamble --------------------------------------------------- */
+
+static int preamble_step(otm_node *node, otm_event *ev)
+{
+    int count = 0, r = otm_await_slot(node, ev, OTM_SLOT_PREAMBLE, &count);
+    if (r <= 0)
+        return r < 0;
+    otm_reply pre;
+    if (otm_wire_get_reply(ev->reply, (size_t)count, &pre))
+        return to_reply(ev, OTM_ERR_BAD_MESSAGE);
+    if (pre.status)
+        return to_reply(ev, OTM_ERR_PEER);
+    if (ev->a[2] == 0)
+        return to_reply(ev, (otm_status)ev->status);
+    return to_payload(node, ev, (otm_status)ev->status, ev->a[2], ev->a[3]);
+}
+
+/* ---- run: the device's work ---------------------------------------------- */
+
+static otm_status run_kernel(otm_node *node, otm_event *ev)
+{
+    uint32_t nargs = (uint32_t)ev->a[1];
+    void **args = NULL;
+    if (!node->hooks.device.run_kernel)
+        return OTM_ERR_NO_KERNEL;
+    if (nargs) {
+        args = otm_alloc(node, nargs * sizeof *args);
+        if (!args)
+            return OTM_ERR_NOMEM;
+    }
+    const uint8_t *p = inline_data(ev);
+    for (uint32_t i = 0; i < nargs; i++) {
+        uint64_t v, o;
+        memcpy(&v, p + 8 * i, 8);
+        memcpy(&o, p + 8 * (nargs + i), 8);
+        args[i] = (void *)(uintptr_t)(v + o);
+    }
+    otm_status st = node->hooks.device.run_kernel(
+        node->hooks.device.ctx, ev->a[0], args, nargs, ev->a[2], ev->a[3]);
+    otm_free(node, args);
+    return st;
+}
+
+/* Loads an image and keeps its entry list, serialised as the reply's
+ * payload, in the event's scratch buffer. */
+static otm_status run_load(otm_node *node, otm_event *ev)
+{
+    const otm_entry *e = NULL;
+    uint64_t count = 0;
+    if (!node->hooks.device.load_image)
+        return OTM_ERR_NO_KERNEL;
+    otm_status st = node->hooks.device.load_image(node->hooks.device.ctx,
+                                                  ev->a[0], &e, &count);
+    if (st == OTM_OK && count > (UINT32_MAX / 16))
+        st = OTM_ERR_BAD_SIZE;
+    if (st == OTM_OK)
+        st = otm_node_add_entries(node, e, count);
+    if (st == OTM_OK && count) {
+        ev->scratch = otm_alloc(node, count * 16);
+        if (!ev->scratch)
+            return OTM_ERR_NOMEM;
+        memcpy(ev->scratch, e, count * 16);
+    }
+    ev->value = count;
+    return st;
+}
+
+static int run_step(otm_node *node, otm_event *ev)
+{
+    otm_status st = ev->kind == OTM_KIND_EXECUTE ? run_kernel(node, ev)
+                                                 : run_load(node, ev);
+    return to_reply(ev, st);
+}
+
+/* ---- reply, and data after it ---------------------------------------------- */
+
+/* Bytes that follow the reply (RETRIEVE, LOAD), and where they are. */
+static uint64_t data_bytes(const otm_event *ev, const uint8_t **src)
+{
+    if (ev->status != OTM_OK)
+        return 0;
+    if (ev->kind == OTM_KIND_RETRIEVE) {
+        *src = (const uint8_t *)(uintptr_t)ev->a[0];
+        return ev->a[1];
+    }
+    if (ev->kind == OTM_KIND_LOAD) {
+        *src = ev->scratch;
+        return ev->value * 16;
+    }
+    return 0;
+}
+
+static int post_reply(otm_node *node, otm_event *ev)
+{
+    const uint8_t *src = NULL;
+    uint64_t bytes = data_bytes(ev, &src);
+    uint32_t inl = bytes && bytes <= ev->a[3] ? (uint32_t)bytes : 0;
+    otm_reply r = {.status = ev->status, .inline_len = inl,
+                   .value = ev->kind == OTM_KIND_RETRIEVE ? 0 : ev->value};
+    otm_free(node, ev->reply);
+    ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE + inl);
+    if (!ev->reply)
+        return otm_event_fail(node, ev, OTM_ERR_NOMEM);
+    otm_wire_put_reply(ev->reply, &r);
+    if (inl)
+        memcpy(ev->reply + OTM_WIRE_REPLY_SIZE, src, inl);
+    otm_status st = otm_post_send(node, ev, OTM_SLOT_REPLY, ev->reply,
+                                  OTM_WIRE_REPLY_SIZE + inl, ev->rank);
+    if (st)
+        return otm_event_fail(node, ev, st);
+    ev->replied = 1;
+    otm_set_state(ev, OTM_WAITING);
+    if (bytes > inl) {
+        otm_plan_payload(node, ev, bytes, ev->a[2]);
+        ev->step = OTM_AT_REPLY_DATA;
+    }
+    return 1;
+}
+
+static int reply_step(otm_node *node, otm_event *ev)
+{
+    if (!ev->replied)
+        return post_reply(node, ev);
+    int r = otm_await_slot(node, ev, OTM_SLOT_PREAMBLE, NULL);
+    if (r > 0)
+        r = otm_await_slot(node, ev, OTM_SLOT_REPLY, NULL);
+    if (r <= 0)
+        return r < 0;
+    return otm_finish(node, ev, (otm_status)ev->status, 1);
+}
+
+static int payload_step(otm_node *node, otm_event *ev, int after_reply)
+{
+    otm_status st = OTM_OK;
+    const uint8_t *src = NULL;
+    uint8_t *base;
+    int sending = after_reply || (ev->kind == OTM_KIND_EXCHANGE &&
+                                  ev->flags == OTM_XCHG_SEND);
+    int peer = ev->kind == OTM_KIND_EXCHANGE ? ev->peer : ev->rank;
+    if (after_reply)
+        data_bytes(ev, &src), base = (uint8_t *)(uintptr_t)src;
+    else if (ev->kind == OTM_KIND_EXCHANGE)
+        base = (uint8_t *)(uintptr_t)(sending ? ev->a[0] : ev->a[1]);
+    else
+        base = (uint8_t *)(uintptr_t)ev->a[0];
+    int moved = otm_pump(node, ev, sending, base, peer, &st);
+    if (st)
+        return otm_event_fail(node, ev, st);
+    if (ev->moved < ev->plan.count)
+        return moved;
+    ev->step = OTM_AT_REPLY;        /* after the data: wait for the reply */
+    return 1;
+}
+
+int otm_dest_step(otm_node *node, otm_event *ev)
+{
+    switch (ev->step) {
+    case OTM_AT_START: return start(node, ev);
+    case OTM_AT_PREAMBLE: return preamble_step(node, ev);
+    case OTM_AT_PAYLOAD: return payload_step(node, ev, 0);
+    case OTM_AT_RUN: return run_step(node, ev);
+    case OTM_AT_DRAIN:
+        return otm_node_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
+    case OTM_AT_REPLY: return reply_step(node, ev);
+    case OTM_AT_REPLY_DATA: return payload_step(node, ev, 1);
+    default: return 0;
+    }
+}

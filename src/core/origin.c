@@ -1,0 +1,321 @@
+/*
+ * origin.c - the host's half of each event.
+ *
+ * An origin event is built at enqueue time (its notification, with any
+ * inline payload, is encoded then, so the caller's argument arrays need not
+ * outlive the call) and starts when it reaches the head of its queue: it
+ * takes a tag, posts the receive of its reply before announcing itself, then
+ * moves its payload and waits for the reply that carries the worker's
+ * status.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static int is_exchange_local(const otm_event *ev)
+{
+    return ev->kind == OTM_KIND_EXCHANGE && ev->rank == ev->peer;
+}
+
+static int notifications(const otm_event *ev)
+{
+    return ev->kind == OTM_KIND_EXCHANGE && !is_exchange_local(ev) ? 2 : 1;
+}
+
+uint32_t otm_origin_inline_len(const otm_node *node, const otm_op *op)
+{
+    if (op->kind == OTM_KIND_SUBMIT && op->size <= node->cfg.inline_max)
+        return (uint32_t)op->size;
+    if (op->kind == OTM_KIND_EXECUTE)
+        return op->nargs * 16u;
+    return 0;
+}
+
+/* Inline payload of SUBMIT (the data) or EXECUTE (values, then offsets). */
+static void put_inline(uint8_t *p, const otm_op *op)
+{
+    if (op->kind == OTM_KIND_SUBMIT) {
+        memcpy(p, op->host, op->size);
+        return;
+    }
+    for (uint32_t i = 0; i < op->nargs; i++) {
+        uint64_t v = op->args[i];
+        uint64_t o = op->offsets ? (uint64_t)op->offsets[i] : 0;
+        memcpy(p + 8 * i, &v, 8);
+        memcpy(p + 8 * (op->nargs + i), &o, 8);
+    }
+}
+
+static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
+{
+    uint64_t frag = node->cfg.frag_size, inl = node->cfg.inline_max;
+    ev->rank = op->rank;
+    ev->peer = op->peer;
+    ev->host = op->host;
+    ev->result = op->result;
+    ev->target = op->target;
+    switch (op->kind) {
+    case OTM_KIND_ALLOC: ev->a[0] = op->size; ev->a[1] = op->arg; break;
+    case OTM_KIND_DELETE: ev->a[0] = op->addr; break;
+    case OTM_KIND_SUBMIT:
+    case OTM_KIND_RETRIEVE:
+        ev->a[0] = op->addr; ev->a[1] = op->size; ev->a[2] = frag;
+        ev->a[3] = inl;
+        break;
+    case OTM_KIND_EXCHANGE:
+        ev->a[0] = op->addr; ev->a[1] = op->addr2; ev->a[2] = op->size;
+        ev->a[3] = frag;
+        break;
+    case OTM_KIND_EXECUTE:
+        ev->a[0] = op->arg; ev->a[1] = op->nargs; ev->a[2] = op->teams;
+        ev->a[3] = op->threads;
+        break;
+    case OTM_KIND_LOAD:
+        ev->a[0] = op->arg; ev->a[1] = op->size; ev->a[2] = frag;
+        ev->a[3] = inl;
+        break;
+    default: break;
+    }
+}
+
+otm_status otm_origin_init(otm_node *node, otm_event *ev, const otm_op *op)
+{
+    set_params(node, ev, op);
+    if (op->kind == OTM_KIND_SYNC)
+        return OTM_OK;
+    uint32_t inl = otm_origin_inline_len(node, op);
+    ev->msg_len = OTM_WIRE_NOTIFY_SIZE + inl;
+    ev->msg = otm_alloc(node, (size_t)ev->msg_len * (size_t)notifications(ev));
+    if (!ev->msg)
+        return OTM_ERR_NOMEM;
+    if (inl)
+        put_inline(ev->msg + OTM_WIRE_NOTIFY_SIZE, op);
+    return OTM_OK;
+}
+
+/* ---- start ------------------------------------------------------------- */
+
+static otm_status take_tag(otm_node *node, otm_event *ev)
+{
+    otm_status st = OTM_ERR_TAGS_EXHAUSTED;
+    otm_lock(node);
+    for (int i = 0; i < node->cfg.ncomms && st; i++) {
+        int c = (int)((node->next_comm + (uint64_t)i) % (uint64_t)node->cfg.ncomms);
+        if (otm_tags_alloc(&node->tags[c], &ev->tag) == OTM_OK) {
+            ev->comm = c;
+            st = OTM_OK;
+        }
+    }
+    node->next_comm++;
+    otm_unlock(node);
+    return st;
+}
+
+static void put_header(otm_event *ev, uint8_t *buf, int peer, uint32_t role)
+{
+    otm_notify n = {
+        .version = OTM_WIRE_VERSION, .kind = ev->kind, .tag = (uint32_t)ev->tag,
+        .comm = (uint32_t)ev->comm, .id = ev->id, .peer = peer, .flags = role,
+        .inline_len = ev->msg_len - OTM_WIRE_NOTIFY_SIZE};
+    memcpy(n.a, ev->a, sizeof n.a);
+    otm_wire_put_notify(buf, &n);
+}
+
+static uint32_t reply_capacity(const otm_event *ev)
+{
+    switch (ev->kind) {
+    case OTM_KIND_RETRIEVE:
+        return OTM_WIRE_REPLY_SIZE + (uint32_t)(ev->a[1] <= ev->a[3] ? ev->a[1] : 0);
+    case OTM_KIND_LOAD: return OTM_WIRE_REPLY_SIZE + (uint32_t)ev->a[3];
+    case OTM_KIND_EXCHANGE: return 2 * OTM_WIRE_REPLY_SIZE;
+    default: return OTM_WIRE_REPLY_SIZE;
+    }
+}
+
+/* Posts the receives of the replies first, so an answer never waits in
+ * MPI's unexpected queue, then the notification(s). */
+static otm_status post_start(otm_node *node, otm_event *ev)
+{
+    otm_status st = otm_post_recv(node, ev, OTM_SLOT_REPLY, ev->reply,
+                                  ev->reply_len, ev->rank);
+    if (st)
+        return st;
+    if (is_exchange_local(ev)) {
+        put_header(ev, ev->msg, ev->rank, OTM_XCHG_LOCAL);
+        return otm_post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
+                               ev->rank);
+    }
+    if (ev->kind == OTM_KIND_EXCHANGE) {
+        uint8_t *second = ev->msg + ev->msg_len;
+        st = otm_post_recv(node, ev, OTM_SLOT_REPLY2,
+                           ev->reply + OTM_WIRE_REPLY_SIZE,
+                           OTM_WIRE_REPLY_SIZE, ev->peer);
+        if (st)
+            return st;
+        put_header(ev, second, ev->rank, OTM_XCHG_RECV);
+        st = otm_post_notify(node, ev, OTM_SLOT_NOTIFY2, second, ev->msg_len,
+                             ev->peer);
+        if (st)
+            return st;
+        put_header(ev, ev->msg, ev->peer, OTM_XCHG_SEND);
+    } else {
+        put_header(ev, ev->msg, -1, 0);
+    }
+    return otm_post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
+                           ev->rank);
+}
+
+static int start(otm_node *node, otm_event *ev)
+{
+    if (take_tag(node, ev) != OTM_OK)
+        return 0;   /* stays CREATED; tags free up as events end */
+    ev->reply_len = reply_capacity(ev);
+    ev->reply = otm_alloc(node, ev->reply_len);
+    otm_set_state(ev, OTM_RUNNING);
+    if (!ev->reply)
+        return otm_event_fail(node, ev, OTM_ERR_NOMEM);
+    otm_status st = post_start(node, ev);
+    if (st)
+        return otm_event_fail(node, ev, st);
+    int payload = ev->kind == OTM_KIND_SUBMIT &&
+                  ev->msg_len == OTM_WIRE_NOTIFY_SIZE && ev->a[1] > 0;
+    if (payload) {
+        otm_plan_payload(node, ev, ev->a[1], ev->a[2]);
+        ev->step = OTM_AT_PAYLOAD;
+    } else {
+        otm_set_state(ev, OTM_WAITING);
+        ev->step = OTM_AT_REPLY;
+    }
+    return 1;
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+/* Takes what a successful reply carries. Returns the status to record;
+ * *more is set when fragments follow the reply. */
+static otm_status take_reply(otm_event *ev, const otm_reply *r, int *more)
+{
+    uint64_t bytes = ev->kind == OTM_KIND_LOAD ? r->value * 16 : ev->a[1];
+    *more = 0;
+    if (ev->kind == OTM_KIND_ALLOC && ev->result)
+        *ev->result = r->value;
+    if (ev->kind != OTM_KIND_RETRIEVE && ev->kind != OTM_KIND_LOAD)
+        return OTM_OK;
+    if (ev->kind == OTM_KIND_LOAD) {
+        if (ev->result)
+            *ev->result = r->value;
+        if (r->value > ev->a[1] || r->value > UINT64_MAX / 16)
+            return OTM_ERR_BAD_SIZE;   /* more entries than the host has */
+    }
+    ev->value = bytes;
+    if (bytes > ev->a[3]) {
+        *more = bytes > 0;
+        return r->inline_len ? OTM_ERR_BAD_MESSAGE : OTM_OK;
+    }
+    if (r->inline_len != bytes)
+        return OTM_ERR_BAD_MESSAGE;
+    if (bytes)
+        memcpy(ev->host, r->inline_data, bytes);
+    return OTM_OK;
+}
+
+/* Decodes the reply in slot s. Returns 1 if fragments follow. */
+static int on_reply(otm_event *ev, int s, int count)
+{
+    const uint8_t *buf = ev->reply + (s == OTM_SLOT_REPLY2 ? OTM_WIRE_REPLY_SIZE : 0);
+    otm_reply r;
+    int more = 0;
+    otm_status st = otm_wire_get_reply(buf, (size_t)count, &r);
+    if (st) {
+        ev->unclean = 1;            /* cannot tell what else the peer sent */
+    } else if (r.status) {
+        st = r.status;
+    } else {
+        st = take_reply(ev, &r, &more);
+        if (st)
+            ev->unclean = 1;        /* the peer may send fragments on */
+    }
+    if (ev->status == OTM_OK)
+        ev->status = st;
+    return more && st == OTM_OK;
+}
+
+static int await_replies(otm_node *node, otm_event *ev, int *more)
+{
+    int pending = 0;
+    for (int s = OTM_SLOT_REPLY; s <= OTM_SLOT_REPLY2; s++) {
+        if (!otm_slot_active(ev, s))
+            continue;
+        int count = 0, r = otm_await_slot(node, ev, s, &count);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            pending = 1;
+        else
+            *more |= on_reply(ev, s, count);
+    }
+    return pending;
+}
+
+static int reply_step(otm_node *node, otm_event *ev)
+{
+    int more = 0;
+    for (int s = OTM_SLOT_NOTIFY; s <= OTM_SLOT_NOTIFY2; s++)
+        if (otm_await_slot(node, ev, s, NULL) < 0)
+            return 1;
+    int pending = await_replies(node, ev, &more);
+    if (pending < 0)
+        return 1;
+    if (more) {
+        otm_plan_payload(node, ev, ev->value, ev->a[2]);
+        ev->step = OTM_AT_REPLY_DATA;
+        return 1;
+    }
+    if (pending || otm_any_active(ev))
+        return 0;
+    return otm_finish(node, ev, (otm_status)ev->status, 1);
+}
+
+/* ---- payload ----------------------------------------------------------- */
+
+static int payload_step(otm_node *node, otm_event *ev, int sending)
+{
+    otm_status st = OTM_OK;
+    int moved = otm_pump(node, ev, sending, ev->host, ev->rank, &st);
+    if (st)
+        return otm_event_fail(node, ev, st);
+    if (ev->moved < ev->plan.count)
+        return moved;
+    if (sending) {
+        otm_set_state(ev, OTM_WAITING);
+        ev->step = OTM_AT_REPLY;
+        return 1;
+    }
+    return otm_finish(node, ev, (otm_status)ev->status, 1);
+}
+
+static int sync_step(otm_node *node, otm_event *ev)
+{
+    otm_event *t = ev->target;
+    if (t && !otm_event_ended(t))
+        return 0;
+    otm_status st = t && t->state == OTM_FAILED ? OTM_ERR_PEER : OTM_OK;
+    ev->target = NULL;
+    if (t)
+        otm_event_unref(node, t);
+    otm_set_state(ev, OTM_RUNNING);
+    return otm_finish(node, ev, st, 1);
+}
+
+int otm_origin_step(otm_node *node, otm_event *ev)
+{
+    if (ev->kind == OTM_KIND_SYNC)
+        return sync_step(node, ev);
+    switch (ev->step) {
+    case OTM_AT_START: return start(node, ev);
+    case OTM_AT_PAYLOAD: return payload_step(node, ev, 1);
+    case OTM_AT_REPLY: return reply_step(node, ev);
+    case OTM_AT_REPLY_DATA: return payload_step(node, ev, 0);
+    default: return 0;
+    }
+}

@@ -1,0 +1,102 @@
+/* wire.c - encoding and decoding of notifications and replies. */
+#include "otm/wire.h"
+
+#include <string.h>
+
+/* Explicit little-endian stores: the layout must not depend on struct
+ * padding or on the compiler. */
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+void otm_wire_put_notify(uint8_t *buf, const otm_notify *n)
+{
+    put32(buf, OTM_WIRE_NOTIFY_MAGIC);
+    buf[4] = (uint8_t)n->version;
+    buf[5] = (uint8_t)(n->version >> 8);
+    buf[6] = (uint8_t)n->kind;
+    buf[7] = (uint8_t)(n->kind >> 8);
+    put32(buf + 8, n->tag);
+    put32(buf + 12, n->comm);
+    put64(buf + 16, n->id);
+    for (int i = 0; i < 4; i++)
+        put64(buf + 24 + 8 * i, n->a[i]);
+    put32(buf + 56, (uint32_t)n->peer);
+    put32(buf + 60, n->flags);
+    put32(buf + 64, n->inline_len);
+    put32(buf + 68, 0);
+}
+
+otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
+{
+    memset(n, 0, sizeof *n);
+    if (len < 16 || get32(buf) != OTM_WIRE_NOTIFY_MAGIC)
+        return OTM_ERR_BAD_MESSAGE;
+    n->version = (uint16_t)(buf[4] | buf[5] << 8);
+    n->kind = (uint16_t)(buf[6] | buf[7] << 8);
+    n->tag = get32(buf + 8);
+    n->comm = get32(buf + 12);
+    n->routable = 1;
+    if (n->version != OTM_WIRE_VERSION)
+        return OTM_ERR_BAD_VERSION;
+    if (len < OTM_WIRE_NOTIFY_SIZE)
+        return OTM_ERR_BAD_MESSAGE;
+    n->id = get64(buf + 16);
+    for (int i = 0; i < 4; i++)
+        n->a[i] = get64(buf + 24 + 8 * i);
+    n->peer = (int32_t)get32(buf + 56);
+    n->flags = get32(buf + 60);
+    n->inline_len = get32(buf + 64);
+    if ((size_t)n->inline_len != len - OTM_WIRE_NOTIFY_SIZE)
+        return OTM_ERR_BAD_MESSAGE;
+    n->inline_data = buf + OTM_WIRE_NOTIFY_SIZE;
+    return OTM_OK;
+}
+
+void otm_wire_put_reply(uint8_t *buf, const otm_reply *r)
+{
+    put32(buf, OTM_WIRE_REPLY_MAGIC);
+    put32(buf + 4, (uint32_t)r->status);
+    put64(buf + 8, r->value);
+    put32(buf + 16, r->inline_len);
+    put32(buf + 20, 0);
+}
+
+otm_status otm_wire_get_reply(const uint8_t *buf, size_t len, otm_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    if (len < OTM_WIRE_REPLY_SIZE || get32(buf) != OTM_WIRE_REPLY_MAGIC)
+        return OTM_ERR_BAD_MESSAGE;
+    r->status = (int32_t)get32(buf + 4);
+    r->value = get64(buf + 8);
+    r->inline_len = get32(buf + 16);
+    if (!otm_status_valid(r->status) ||
+        (size_t)r->inline_len != len - OTM_WIRE_REPLY_SIZE)
+        return OTM_ERR_BAD_MESSAGE;
+    r->inline_data = buf + OTM_WIRE_REPLY_SIZE;
+    return OTM_OK;
+}

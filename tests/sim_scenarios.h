@@ -1,0 +1,75 @@
+/*
+ * sim_scenarios.h - host programs for the simulated world, shared by the sim
+ * tests: a scenario builds a world, enqueues operations on host queues, runs
+ * the world to the end of the exit protocol and checks what arrived.
+ */
+#ifndef SIM_SCENARIOS_H
+#define SIM_SCENARIOS_H
+
+#include <stdint.h>
+
+#include "otm/node.h"
+#include "world.h"
+
+#define SCN_BUF 256
+
+/* One scenario run: what the host asked for and what it got back. */
+typedef struct scn {
+    sim_world *w;
+    otm_queue *q[SIM_MAX_QUEUES];
+    int nq;
+    uint8_t out[SIM_MAX_WORKERS + 1][SCN_BUF];     /* retrieved data */
+    uint8_t in[SIM_MAX_WORKERS + 1][SCN_BUF];      /* submitted data */
+    otm_entry entries[SIM_MAX_WORKERS + 1][SIM_K_COUNT + 1];
+    uint64_t nentries[SIM_MAX_WORKERS + 1];
+    uint64_t addr[16];                             /* ALLOC results */
+    otm_event *ev[16];                             /* kept references */
+    int nev;
+} scn;
+
+/* The kinds of end-to-end case the tests run. */
+typedef enum scn_case {
+    SCN_ALLOC, SCN_DELETE, SCN_SUBMIT, SCN_RETRIEVE, SCN_EXCHANGE,
+    SCN_EXECUTE, SCN_SYNC, SCN_EXIT, SCN_CASES
+} scn_case;
+const char *scn_case_name(scn_case c);
+
+/* Creates the world and `nq` host queues. Returns 0 on success. */
+int scn_open(scn *s, const sim_config *cfg, int nq);
+/* Frees the world (after sim_world_run) and dropped references. */
+void scn_close(scn *s);
+
+/* Enqueue helpers; each asserts the enqueue succeeded (returns its status so
+ * tests of bad input can check errors instead). */
+otm_status scn_load(scn *s, int qi, int rank);
+otm_status scn_alloc(scn *s, int qi, int rank, uint64_t size, uint64_t *out);
+otm_status scn_delete(scn *s, int qi, int rank, uint64_t addr);
+otm_status scn_submit(scn *s, int qi, int rank, uint64_t addr, const void *p,
+                      uint64_t size);
+otm_status scn_retrieve(scn *s, int qi, int rank, void *p, uint64_t addr,
+                        uint64_t size);
+otm_status scn_exchange(scn *s, int qi, int src, uint64_t saddr, int dst,
+                        uint64_t daddr, uint64_t size);
+otm_status scn_execute(scn *s, int qi, int rank, sim_kernel k, uint64_t a0,
+                       uint64_t a1);
+/* Records the last event of queue `from` and makes queue `qi` wait for it. */
+otm_status scn_wait_for(scn *s, int qi, int from);
+
+/* The device address of worker `rank`'s global. */
+uint64_t scn_global(scn *s, int rank);
+/* Fills `p` with a pattern that depends on `seed` and the position. */
+void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
+
+/* Runs one whole end-to-end case of kind `c` with payload `size` on `cfg`:
+ * builds the world, enqueues the case, runs it, checks every byte and
+ * status, and moves the trace into *trace (may be NULL). Returns SIM_OK or
+ * the failure; a data mismatch is SIM_VIOLATION (and printed). */
+sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
+                        sim_trace *trace);
+
+/* Reads OTM_SIM_SEED / OTM_SIM_CHOICES from the environment into cfg, so a
+ * failing run printed by the world can be replayed in the same test binary.
+ * Returns 1 if a replay was requested. */
+int scn_replay_from_env(sim_config *cfg, uint16_t *buf, size_t max);
+
+#endif

@@ -1,0 +1,2 @@
+/* placeholder: replaced by the real test */
+int main(void) { return 1; }
