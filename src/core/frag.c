@@ -30,6 +30,7 @@ otm_frag_plan otm_frag_make(uint64_t total, uint64_t frag)
 
 otm_status otm_frag_check(uint64_t total, uint64_t frag)
 {
+    /* Any total can be planned; only the fragment size can be wrong. */
     (void)total;
     if (frag == 0 || frag > INT_MAX)
         return OTM_ERR_BAD_SIZE;
