@@ -67,6 +67,48 @@ SEEDED(EXECUTE)
 SEEDED(SYNC)
 SEEDED(EXIT)
 
+/* ---- exhaustive ---- */
+
+typedef struct exh_arg {
+    scn_case kind;
+    uint64_t size;
+} exh_arg;
+
+static sim_result exh_run(const sim_config *cfg, void *arg, sim_trace *t)
+{
+    exh_arg *a = arg;
+    sim_config c = *cfg;
+    c.quiet = 0;
+    return scn_run_case(&c, a->kind, a->size, t);
+}
+
+/* The smallest interesting case of each kind: one worker (two for
+ * EXCHANGE), the payload size that exercises its distinctive path. */
+static void exhaustive(scn_case k, uint64_t size, int workers, int ncomms)
+{
+    sim_config cfg = base_config();
+    cfg.workers = workers;
+    cfg.node.ncomms = ncomms;
+    exh_arg a = {k, size};
+    sim_explore_stats st = sim_explore(&cfg, exh_run, &a, 100000, 5000000);
+    print_message("%s size %llu, %d worker(s): %llu schedules explored, "
+                  "longest %zu choices, %s\n", scn_case_name(k),
+                  (unsigned long long)size, workers,
+                  (unsigned long long)st.schedules, st.deepest,
+                  st.complete ? "all of them" : "INCOMPLETE");
+    assert_int_equal(st.failures, 0);
+    assert_true(st.complete);
+}
+
+static void test_exhaustive_alloc(void **s) { (void)s; exhaustive(SCN_ALLOC, 1, 1, 1); }
+static void test_exhaustive_delete(void **s) { (void)s; exhaustive(SCN_DELETE, 1, 1, 1); }
+static void test_exhaustive_submit(void **s) { (void)s; exhaustive(SCN_SUBMIT, F + 1, 1, 1); }
+static void test_exhaustive_retrieve(void **s) { (void)s; exhaustive(SCN_RETRIEVE, F + 1, 1, 1); }
+static void test_exhaustive_exchange(void **s) { (void)s; exhaustive(SCN_EXCHANGE, 1, 2, 1); }
+static void test_exhaustive_execute(void **s) { (void)s; exhaustive(SCN_EXECUTE, 1, 1, 1); }
+static void test_exhaustive_sync(void **s) { (void)s; exhaustive(SCN_SYNC, 1, 1, 1); }
+static void test_exhaustive_exit(void **s) { (void)s; exhaustive(SCN_EXIT, 1, 2, 1); }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -78,6 +120,14 @@ int main(void)
         cmocka_unit_test(test_seeded_EXECUTE),
         cmocka_unit_test(test_seeded_SYNC),
         cmocka_unit_test(test_seeded_EXIT),
+        cmocka_unit_test(test_exhaustive_alloc),
+        cmocka_unit_test(test_exhaustive_delete),
+        cmocka_unit_test(test_exhaustive_submit),
+        cmocka_unit_test(test_exhaustive_retrieve),
+        cmocka_unit_test(test_exhaustive_exchange),
+        cmocka_unit_test(test_exhaustive_execute),
+        cmocka_unit_test(test_exhaustive_sync),
+        cmocka_unit_test(test_exhaustive_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
