@@ -77,6 +77,7 @@ typedef struct sim_rank {
     unsigned char *dup_live; /* [k]: the k-th dup is not freed */
     size_t ndups, dup_cap;
     msg_queue arrived;
+    uint64_t epoch;        /* bumped whenever others change this rank */
 } sim_rank;
 
 typedef struct fail_spec {
@@ -107,6 +108,7 @@ struct sim_net {
     uint64_t next_msg_id;
     int next_req, next_mhandle;
     uint64_t faults_fired, misuse;
+    int delivering;        /* inside sim_net_deliver: all news is foreign */
 };
 
 /* The one piece of file-scope state: which net the wrappers act on. */
@@ -336,6 +338,10 @@ static void req_remove(sim_net *net, sim_req *rq)
 
 static void req_complete(sim_net *net, sim_req *rq, const MPI_Status *st)
 {
+    /* Only news from outside counts: a rank's own eager send completing at
+     * its call changes nothing its actors have not seen. */
+    if (net->delivering || rq->rank != net->rank)
+        net->ranks[rq->rank].epoch++;
     rq->done = 1;
     rq->st = *st;
     /* A detached request has no handle left to test it with. */
@@ -408,6 +414,7 @@ static void arrive(sim_net *net, sim_msg *m)
         recv_complete(net, rq, m);
     else
         q_push(&net->ranks[m->dst].arrived, m);
+    net->ranks[m->dst].epoch++;
 }
 
 /* ---- channels ------------------------------------------------------------ */
@@ -591,7 +598,17 @@ void sim_net_deliver(sim_net *net, const sim_chan *c)
     if (!found || net->chans[i].q.head->release > net->now)
         die("sim_net_deliver: channel %d->%d comm %#x is not ready", c->src,
             c->dst, (unsigned)c->comm);
+    net->delivering = 1;
     arrive(net, chan_pop(net, i));
+    net->delivering = 0;
+}
+
+int sim_net_head_eager(const sim_net *net, const sim_chan *c)
+{
+    int found;
+    size_t i = chan_index(net, c, &found);
+    return found && net->chans[i].q.head->data != NULL &&
+           net->chans[i].q.head->sreq == 0;
 }
 
 size_t sim_net_in_flight(const sim_net *net)
@@ -732,6 +749,12 @@ size_t sim_net_unreceived(const sim_net *net, int rank)
 uint64_t sim_net_misuse(const sim_net *net)
 {
     return net->misuse;
+}
+
+uint64_t sim_net_epoch(const sim_net *net, int rank)
+{
+    check_rank(net, rank, "sim_net_epoch");
+    return net->ranks[rank].epoch;
 }
 
 int sim_net_finalized(const sim_net *net, int rank)

@@ -115,6 +115,9 @@ uint64_t sim_net_next_release(const sim_net *net);
 size_t sim_net_ready(const sim_net *net, sim_chan *out, size_t max);
 /* Delivers the oldest in-flight message of channel `c` (must be ready). */
 void sim_net_deliver(sim_net *net, const sim_chan *c);
+/* 1 when the oldest message of channel `c` was sent eagerly: delivering it
+ * touches only the destination (no send request completes). */
+int sim_net_head_eager(const sim_net *net, const sim_chan *c);
 /* Messages sent but not yet delivered (all channels). */
 size_t sim_net_in_flight(const sim_net *net);
 
@@ -139,6 +142,10 @@ size_t sim_net_unreceived(const sim_net *net, int rank);
 uint64_t sim_net_misuse(const sim_net *net);
 /* A hash of the whole observable state (messages, requests, counters). */
 uint64_t sim_net_hash(const sim_net *net);
+/* A counter bumped whenever something outside `rank` changes what its MPI
+ * calls would see: a message arrives for it, one of its requests completes.
+ * The scheduler wakes the rank's actors when it moves. */
+uint64_t sim_net_epoch(const sim_net *net, int rank);
 /* 1 once `rank` called MPI_Finalize successfully. */
 int sim_net_finalized(const sim_net *net, int rank);
 

@@ -14,11 +14,18 @@
 
 typedef enum actor_kind { A_QUEUE, A_EXIT, A_GATE, A_HANDLER } actor_kind;
 
+/* A choice the scheduler can make: run an actor or deliver on a channel. */
+typedef struct sim_move {
+    int actor;              /* actor index, or -1 for a delivery */
+    int eager;              /* delivery of an eager message */
+    sim_chan ch;
+} sim_move;
+
 typedef struct actor {
     actor_kind kind;
     int rank;
     otm_queue *queue;
-    int asleep;             /* ran without moving; wakes on any news */
+    int idle;               /* ran without moving; wakes on news */
 } actor;
 
 /* Per-rank context of the node hooks: memory accounting and faults. */
@@ -45,11 +52,18 @@ struct sim_world {
     int nactors;
     int running;            /* actor being run, or -1 */
     uint64_t now, steps, rng, hash;
+    uint64_t epoch[SIM_MAX_WORKERS + 1];
     uint16_t *taken, *options;
     size_t ntrace, trace_cap;
+    size_t mark;                    /* trace index where set-up ended */
+    sim_move sleep[MAX_CHOICES];    /* sleep set of the partial-order reduction */
+    size_t nsleep;
     char *choice_text;
     int failed;
 };
+
+static int violation(sim_world *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- device: kernels and the image ------------------------------------------ */
 
@@ -281,10 +295,38 @@ void sim_world_stop_rank(sim_world *w, int rank)
     sim_net_stop_rank(w->net, rank);
 }
 
+static void wake_rank(sim_world *w, int rank)
+{
+    for (int i = 0; i < w->nactors; i++)
+        if (w->actors[i].rank == rank)
+            w->actors[i].idle = 0;
+}
+
+/* 1 if a rank other than `rank` has unseen news (an epoch moved). */
+static int foreign_news(const sim_world *w, int rank)
+{
+    for (int r = 0; r < w->nranks; r++)
+        if (r != rank && sim_net_epoch(w->net, r) != w->epoch[r])
+            return 1;
+    return 0;
+}
+
+/* Wakes the actors of every rank that something outside it changed. */
+static void wake_changed(sim_world *w)
+{
+    for (int r = 0; r < w->nranks; r++) {
+        uint64_t e = sim_net_epoch(w->net, r);
+        if (e != w->epoch[r]) {
+            w->epoch[r] = e;
+            wake_rank(w, r);
+        }
+    }
+}
+
 static void wake_all(sim_world *w)
 {
     for (int i = 0; i < w->nactors; i++)
-        w->actors[i].asleep = 0;
+        w->actors[i].idle = 0;
 }
 
 void sim_world_advance(sim_world *w, uint64_t ns)
@@ -384,8 +426,14 @@ long sim_choices_parse(const char *text, uint16_t *out, size_t max)
     return (long)n;
 }
 
+void sim_world_mark(sim_world *w)
+{
+    w->mark = w->ntrace;
+}
+
 void sim_world_take_trace(sim_world *w, sim_trace *out)
 {
+    out->from = w->mark;
     out->taken = w->taken;
     out->options = w->options;
     out->len = w->ntrace;
@@ -407,15 +455,25 @@ static int rank_alive(const sim_world *w, int rank)
     return w->node_up[rank] && !sim_net_rank_stopped(w->net, rank);
 }
 
+/* The host's exit runs once its queues drained, as unregister_lib does
+ * after libomptarget synchronised everything. */
+static int queues_empty(const sim_world *w)
+{
+    for (int i = 0; i < w->nqueues; i++)
+        if (!otm_queue_empty(&w->queues[i]))
+            return 0;
+    return 1;
+}
+
 /* An actor worth offering: awake, alive, and with something to do. */
 static int runnable(const sim_world *w, const actor *a)
 {
     const otm_node *n = &w->nodes[a->rank];
-    if (a->asleep || !rank_alive(w, a->rank))
+    if (a->idle || !rank_alive(w, a->rank))
         return 0;
     switch (a->kind) {
     case A_QUEUE: return !otm_queue_empty(a->queue);
-    case A_EXIT: return n->life == OTM_LIFE_EXITING;
+    case A_EXIT: return n->life == OTM_LIFE_EXITING && queues_empty(w);
     case A_GATE: return n->life != OTM_LIFE_DONE || n->data_head != NULL;
     case A_HANDLER: return n->kern_head != NULL;
     }
@@ -439,9 +497,13 @@ static int run_actor(sim_world *w, int i)
     if (prev >= 0)
         sim_net_set_rank(w->net, w->actors[prev].rank);
     if (moved)
-        wake_all(w);
+        wake_rank(w, a->rank);
     else
-        a->asleep = 1;
+        a->idle = 1;
+    if (w->cfg.por && foreign_news(w, a->rank))
+        violation(w, "an actor of rank %d changed another rank: the "
+                  "reduction's independence does not hold", a->rank);
+    wake_changed(w);
     return moved;
 }
 
@@ -451,9 +513,6 @@ static void mix(sim_world *w, uint64_t v)
 }
 
 /* ---- invariants ---------------------------------------------------------------- */
-
-static int violation(sim_world *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 static int violation(sim_world *w, const char *fmt, ...)
 {
@@ -513,31 +572,137 @@ static int check_invariants(sim_world *w)
 
 /* ---- stepping ---------------------------------------------------------------- */
 
+/* ---- partial-order reduction ---------------------------------------------------- */
+
+/* Two moves commute when they touch disjoint ranks: an actor touches its
+ * rank; a delivery touches its destination, and its source too when the
+ * message is a rendezvous one (the send request completes there). Sends
+ * only append to a channel's tail, which a delivery (taking its head) does
+ * not see. */
+static int moves_conflict(const sim_world *w, const sim_move *a, const sim_move *b)
+{
+    int ra[2], rb[2], na = 0, nb = 0;
+    if (a->actor >= 0) {
+        ra[na++] = w->actors[a->actor].rank;
+    } else {
+        ra[na++] = a->ch.dst;
+        if (!a->eager)
+            ra[na++] = a->ch.src;
+    }
+    if (b->actor >= 0) {
+        rb[nb++] = w->actors[b->actor].rank;
+    } else {
+        rb[nb++] = b->ch.dst;
+        if (!b->eager)
+            rb[nb++] = b->ch.src;
+    }
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if (ra[i] == rb[j])
+                return 1;
+    return 0;
+}
+
+static int same_move(const sim_move *a, const sim_move *b)
+{
+    if (a->actor != b->actor)
+        return 0;
+    return a->actor >= 0 || (a->ch.src == b->ch.src && a->ch.dst == b->ch.dst &&
+                             a->ch.comm == b->ch.comm);
+}
+
+static int sleeping(const sim_world *w, const sim_move *m)
+{
+    for (size_t i = 0; i < w->nsleep; i++)
+        if (same_move(&w->sleep[i], m))
+            return 1;
+    return 0;
+}
+
+/* Sleep sets: the moves already explored from an ancestor (or an earlier
+ * sibling) and independent of everything since need not run again: any
+ * schedule starting with them is a reordering of one already covered. */
+static void update_sleep(sim_world *w, const sim_move *opts, const int *asleep,
+                         size_t c)
+{
+    sim_move next[MAX_CHOICES];
+    size_t n = 0;
+    for (size_t i = 0; i < w->nsleep; i++)
+        if (!moves_conflict(w, &w->sleep[i], &opts[c]))
+            next[n++] = w->sleep[i];
+    for (size_t i = 0; i < c && n < MAX_CHOICES; i++)
+        if (!asleep[i] && !moves_conflict(w, &opts[i], &opts[c]))
+            next[n++] = opts[i];
+    memcpy(w->sleep, next, n * sizeof *next);
+    w->nsleep = n;
+}
+
+/* The reduced choice: skips sleeping moves. -1 when the replayed choice is
+ * asleep or every move is: this schedule is covered by another. */
+static long pick_reduced(sim_world *w, const sim_move *opts, size_t n)
+{
+    int asleep[MAX_CHOICES];
+    long c = -1;
+    for (size_t i = 0; i < n; i++)
+        asleep[i] = sleeping(w, &opts[i]);
+    size_t pos = w->ntrace;
+    if (n > 1 && pos < w->cfg.nreplay) {
+        c = (long)(w->cfg.replay[pos] % n);
+        if (asleep[c])
+            return -1;
+    } else {
+        for (size_t i = 0; i < n && c < 0; i++)
+            if (!asleep[i])
+                c = (long)i;
+        if (c < 0)
+            return -1;
+    }
+    if (n > 1)
+        record(w, (size_t)c, n);
+    update_sleep(w, opts, asleep, (size_t)c);
+    return c;
+}
+
+/* ---- stepping ---------------------------------------------------------------- */
+
+static size_t gather(sim_world *w, int skip_rank, sim_move *opts)
+{
+    sim_chan ch[MAX_CHOICES - MAX_ACTORS];
+    size_t n = 0;
+    for (int i = 0; i < w->nactors; i++)
+        if (w->actors[i].rank != skip_rank && runnable(w, &w->actors[i]))
+            opts[n++] = (sim_move){.actor = i};
+    size_t nc = sim_net_ready(w->net, ch, MAX_CHOICES - MAX_ACTORS);
+    if (nc > MAX_CHOICES - MAX_ACTORS)
+        nc = MAX_CHOICES - MAX_ACTORS;
+    for (size_t i = 0; i < nc; i++)
+        opts[n++] = (sim_move){.actor = -1, .ch = ch[i],
+                               .eager = sim_net_head_eager(w->net, &ch[i])};
+    return n;
+}
+
 /* One step: an actor runs or a message is delivered. Returns 0 when there
  * was nothing to choose. Actors of rank `skip_rank` are not offered. */
 static int step(sim_world *w, int skip_rank)
 {
-    int idx[MAX_ACTORS];
-    sim_chan ch[MAX_CHOICES - MAX_ACTORS];
-    size_t na = 0;
-    for (int i = 0; i < w->nactors; i++)
-        if (w->actors[i].rank != skip_rank && runnable(w, &w->actors[i]))
-            idx[na++] = i;
-    size_t nc = sim_net_ready(w->net, ch, MAX_CHOICES - MAX_ACTORS);
-    if (nc > MAX_CHOICES - MAX_ACTORS)
-        nc = MAX_CHOICES - MAX_ACTORS;
-    if (na + nc == 0)
+    sim_move opts[MAX_CHOICES];
+    size_t n = gather(w, skip_rank, opts);
+    if (n == 0)
         return 0;
-    size_t c = choose(w, na + nc);
+    long c = w->cfg.por ? pick_reduced(w, opts, n) : (long)choose(w, n);
+    if (c < 0) {
+        w->failed = SIM_PRUNED;
+        return 1;
+    }
+    const sim_move *m = &opts[c];
     w->steps++;
-    if (c < na) {
-        int moved = run_actor(w, idx[c]);
-        mix(w, ((uint64_t)idx[c] << 1) | (uint64_t)moved);
+    if (m->actor >= 0) {
+        int moved = run_actor(w, m->actor);
+        mix(w, ((uint64_t)m->actor << 1) | (uint64_t)moved);
     } else {
-        const sim_chan *k = &ch[c - na];
-        sim_net_deliver(w->net, k);
-        wake_all(w);
-        mix(w, 0x100000ull | ((uint64_t)k->src << 8) | (uint64_t)k->dst);
+        sim_net_deliver(w->net, &m->ch);
+        wake_changed(w);
+        mix(w, 0x100000ull | ((uint64_t)m->ch.src << 8) | (uint64_t)m->ch.dst);
     }
     check_invariants(w);
     return 1;
@@ -609,7 +774,7 @@ static void dump(sim_world *w)
 static void report(sim_world *w, sim_result res)
 {
     static const char *const names[] = {"ok", "crash", "deadlock", "livelock",
-                                        "violation"};
+                                        "violation", "pruned"};
     if (w->cfg.quiet)
         return;
     fprintf(stderr, "sim: %s after %" PRIu64 " steps (t=%" PRIu64 " ns)\n",
@@ -666,7 +831,8 @@ sim_result sim_world_run(sim_world *w)
     if (w->failed)
         res = (sim_result)w->failed;
     if (res) {
-        report(w, res);
+        if (res != SIM_PRUNED)
+            report(w, res);
         return res;
     }
     mix(w, sim_net_hash(w->net));
@@ -688,7 +854,7 @@ sim_result sim_world_run_queue(sim_world *w, otm_queue *q)
             return SIM_DEADLOCK;
         }
     }
-    if (w->failed)
+    if (w->failed && w->failed != SIM_PRUNED)
         report(w, (sim_result)w->failed);
     return (sim_result)w->failed;
 }
@@ -706,28 +872,33 @@ sim_result sim_world_teardown(sim_world *w)
 sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
                               void *arg, size_t depth, uint64_t max_schedules)
 {
-    sim_explore_stats stats = {0, 0, 0, 0};
+    sim_explore_stats stats = {0};
     uint16_t *prefix = NULL;
     size_t plen = 0;
     for (;;) {
         sim_config cfg = *base;
         sim_trace t = {0};
         cfg.mode = SIM_REPLAY;
+        cfg.por = 1;
         cfg.replay = prefix;
         cfg.nreplay = plen;
         sim_result res = fn(&cfg, arg, &t);
         stats.schedules++;
         if (t.len > stats.deepest)
             stats.deepest = t.len;
-        if (res != SIM_OK) {
+        if (res == SIM_PRUNED)
+            stats.pruned++;
+        else if (res != SIM_OK) {
             stats.failures = 1;
             sim_trace_free(&t);
             break;
         }
         /* Backtrack: the deepest choice that still has an untried option. */
         long i = (long)(t.len < depth ? t.len : depth) - 1;
-        while (i >= 0 && t.taken[i] + 1 >= t.options[i])
+        while (i >= (long)t.from && t.taken[i] + 1 >= t.options[i])
             i--;
+        if (i < (long)t.from)
+            i = -1;
         if (i < 0) {
             stats.complete = 1;
             sim_trace_free(&t);

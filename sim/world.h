@@ -43,7 +43,8 @@ typedef enum sim_result {
     SIM_CRASH = 1,          /* unused: a crash is the process's own */
     SIM_DEADLOCK = 2,       /* nothing can move, job not done */
     SIM_LIVELOCK = 3,       /* step budget exhausted */
-    SIM_VIOLATION = 4       /* an invariant check failed */
+    SIM_VIOLATION = 4,      /* an invariant check failed */
+    SIM_PRUNED = 5          /* exploration only: schedule covered by another */
 } sim_result;
 
 typedef struct sim_config {
@@ -58,6 +59,8 @@ typedef struct sim_config {
     const uint8_t *bytes;       /* SIM_BYTES: fuzzer input */
     size_t nbytes;
     uint64_t max_steps;         /* livelock bound; 0: 1,000,000 */
+    int por;                    /* SIM_REPLAY: partial-order reduction with
+                                 * sleep sets (sim_explore turns it on) */
     int quiet;                  /* no failure report on stderr */
 } sim_config;
 
@@ -131,7 +134,13 @@ uint64_t sim_world_leaked_allocs(const sim_world *w, int rank);
 typedef struct sim_trace {
     uint16_t *taken, *options;
     size_t len;
+    size_t from;            /* choices before this index were set-up */
 } sim_trace;
+
+/* Marks the end of a scenario's set-up phase: the explorer enumerates only
+ * the choices made after the mark (the set-up follows its first schedule),
+ * so an exhaustive test spends its budget on the event under test. */
+void sim_world_mark(sim_world *w);
 
 /* Moves the run's trace into *out (free it with sim_trace_free). */
 void sim_world_take_trace(sim_world *w, sim_trace *out);
@@ -150,16 +159,20 @@ typedef sim_result (*sim_scenario_fn)(const sim_config *cfg, void *arg,
                                       sim_trace *trace);
 
 typedef struct sim_explore_stats {
-    uint64_t schedules;
+    uint64_t schedules;         /* runs, including pruned ones */
+    uint64_t pruned;            /* runs cut short as covered by another */
     uint64_t failures;
     int complete;           /* every schedule within the bound was run */
     size_t deepest;         /* most choices in one run: complete and
                              * deepest <= depth means truly exhaustive */
 } sim_explore_stats;
 
-/* Depth-first enumeration of every schedule of `fn`, branching on the first
- * `depth` choices of each run (later choices take option 0), stopping after
- * `max_schedules`. Stops at the first failure (stats.failures = 1). */
+/* Depth-first enumeration of every schedule of `fn` after its set-up mark,
+ * branching on the first `depth` choices of each run (later choices take the
+ * first option), with partial-order reduction (sleep sets: a schedule that
+ * only reorders independent moves of one already run is cut short and
+ * counted as pruned), stopping after `max_schedules`. Stops at the first
+ * failure (stats.failures = 1). */
 sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
                               void *arg, size_t depth, uint64_t max_schedules);
 

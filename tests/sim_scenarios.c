@@ -145,34 +145,44 @@ static int bytes_equal(scn *s, const uint8_t *got, const uint8_t *want,
     return memcmp(got, want, n) ? fail(s, what) : 0;
 }
 
-/* Enqueues case c. The globals of the workers are seeded with a pattern
- * first, as a device that already holds data. */
-static void enqueue_case(scn *s, scn_case c, uint64_t n)
+/* The set-up of case c: what must have happened before the event under
+ * test (images loaded). The workers' globals start with a pattern, as a
+ * device that already holds data. */
+static void enqueue_setup(scn *s, scn_case c)
 {
-    uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);
     scn_pattern(s->in[1], SCN_BUF, 11);
     scn_pattern(sim_world_global(s->w, 1), SIM_GLOBAL_SIZE, 5);
     switch (c) {
-    case SCN_ALLOC: scn_alloc(s, 0, 1, n, &s->addr[0]); break;
-    case SCN_DELETE: break;     /* needs the address: see run_delete */
-    case SCN_SUBMIT: scn_load(s, 0, 1); scn_submit(s, 0, 1, g1, s->in[1], n); break;
-    case SCN_RETRIEVE: scn_load(s, 0, 1); scn_retrieve(s, 0, 1, s->out[1], g1, n); break;
+    case SCN_SUBMIT: case SCN_RETRIEVE: case SCN_EXECUTE: case SCN_SYNC:
+    case SCN_EXIT:
+        scn_load(s, 0, 1);
+        break;
     case SCN_EXCHANGE:
         scn_load(s, 0, 1);
         scn_load(s, 0, 2);
-        scn_exchange(s, 0, 1, g1, 2, g2, n);
         break;
-    case SCN_EXECUTE: scn_load(s, 0, 1); scn_execute(s, 0, 1, SIM_K_INC, g1, n); break;
+    default: break;
+    }
+    if (c == SCN_EXIT)
+        scn_load(s, 0, 2);
+}
+
+static void enqueue_case(scn *s, scn_case c, uint64_t n)
+{
+    uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);
+    switch (c) {
+    case SCN_ALLOC: scn_alloc(s, 0, 1, n, &s->addr[0]); break;
+    case SCN_SUBMIT: scn_submit(s, 0, 1, g1, s->in[1], n); break;
+    case SCN_RETRIEVE: scn_retrieve(s, 0, 1, s->out[1], g1, n); break;
+    case SCN_EXCHANGE: scn_exchange(s, 0, 1, g1, 2, g2, n); break;
+    case SCN_EXECUTE: scn_execute(s, 0, 1, SIM_K_INC, g1, n); break;
     case SCN_SYNC:
-        scn_load(s, 0, 1);
         scn_submit(s, 0, 1, g1, s->in[1], n);
         scn_wait_for(s, 1, 0);
         scn_retrieve(s, 1, 1, s->out[1], g1, n);
         break;
     case SCN_EXIT:
-        scn_load(s, 0, 1);
         scn_submit(s, 0, 1, g1, s->in[1], n);
-        scn_load(s, 1, 2);
         scn_execute(s, 1, 2, SIM_K_NOP, 0, 0);
         scn_alloc(s, 1, 2, n, &s->addr[1]);
         break;
@@ -216,17 +226,18 @@ static int check_case(scn *s, scn_case c, uint64_t n)
 }
 
 /* DELETE needs an address from ALLOC, known only once that ran: the host
- * program is two phases, like a real one. */
-static int run_delete(scn *s, uint64_t n)
+ * program has two phases, like a real one. Both are explored. */
+static sim_result run_delete(scn *s, uint64_t n)
 {
     scn_alloc(s, 0, 1, n, &s->addr[0]);
-    if (sim_world_run_queue(s->w, s->q[0]) != SIM_OK)
-        return -1;
+    sim_result res = sim_world_run_queue(s->w, s->q[0]);
+    if (res)
+        return res;
     if (!s->addr[0])
-        return fail(s, "ALLOC before DELETE");
+        return fail(s, "ALLOC before DELETE"), SIM_VIOLATION;
     scn_delete(s, 0, 1, s->addr[0]);
     scn_delete(s, 1, 1, s->addr[0] + (n ? n : 1));   /* never allocated */
-    return 0;
+    return sim_world_run(s->w);
 }
 
 sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
@@ -238,8 +249,16 @@ sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
         conf.workers = conf.workers < 2 ? 2 : conf.workers;
     if (scn_open(&s, &conf, 2))
         return SIM_VIOLATION;
-    int bad = c == SCN_DELETE ? run_delete(&s, size) : (enqueue_case(&s, c, size), 0);
-    sim_result res = bad ? SIM_VIOLATION : sim_world_run(s.w);
+    sim_result res;
+    enqueue_setup(&s, c);
+    res = sim_world_run_queue(s.w, s.q[0]);
+    sim_world_mark(s.w);
+    if (res == SIM_OK && c == SCN_DELETE) {
+        res = run_delete(&s, size);
+    } else if (res == SIM_OK) {
+        enqueue_case(&s, c, size);
+        res = sim_world_run(s.w);
+    }
     if (res == SIM_OK && c == SCN_DELETE) {
         if (s.q[0]->status != OTM_OK || s.q[1]->status != OTM_ERR_BAD_POINTER)
             res = (fail(&s, "DELETE statuses"), SIM_VIOLATION);
