@@ -273,6 +273,11 @@ uint64_t sim_world_wrapped_calls(const sim_world *w)
     return n;
 }
 
+void sim_world_act_as(sim_world *w, int rank)
+{
+    sim_net_set_rank(w->net, rank);
+}
+
 /* ---- faults -------------------------------------------------------------------- */
 
 void sim_world_fail_call(sim_world *w, int rank, sim_fn fn, uint64_t nth)
@@ -784,9 +789,21 @@ static void report(sim_world *w, sim_result res)
     dump(w);
 }
 
+/* A rank that completed the exit protocol holds no request any more. */
+static int exited_cleanly(const sim_world *w, int r)
+{
+    const otm_node *n = &w->nodes[r];
+    return w->node_up[r] && !sim_net_rank_stopped(w->net, r) &&
+           n->life == OTM_LIFE_DONE && !n->data_head && !n->kern_head;
+}
+
 /* Finalises every live rank, then checks that nothing was left behind. */
 static sim_result teardown(sim_world *w)
 {
+    for (int r = 0; r < w->nranks; r++)
+        if (exited_cleanly(w, r) && sim_net_live_requests(w->net, r))
+            return violation(w, "rank %d holds %zu requests after exit", r,
+                             sim_net_live_requests(w->net, r)), SIM_VIOLATION;
     for (int r = 0; r < w->nranks; r++) {
         if (!w->node_up[r])
             continue;
@@ -810,18 +827,29 @@ static sim_result teardown(sim_world *w)
     return SIM_OK;
 }
 
+static int job_done_cb(void *w)
+{
+    return job_done(w);
+}
+
 sim_result sim_world_run(sim_world *w)
+{
+    sim_net_set_rank(w->net, 0);
+    otm_host_exit_begin(&w->nodes[0]);
+    sim_result res = sim_world_run_until(w, job_done_cb, w);
+    if (res == SIM_OK)
+        mix(w, sim_net_hash(w->net));
+    return res;
+}
+
+sim_result sim_world_run_until(sim_world *w, int (*done)(void *ctx), void *ctx)
 {
     int jumps = 0;
     sim_result res = SIM_OK;
-    sim_net_set_rank(w->net, 0);
-    otm_host_exit_begin(&w->nodes[0]);
-    while (!job_done(w) && !w->failed) {
-        if (w->steps >= w->cfg.max_steps) {
+    while (!done(ctx) && !w->failed) {
+        if (w->steps >= w->cfg.max_steps)
             res = SIM_LIVELOCK;
-            break;
-        }
-        if (step(w, -1))
+        else if (step(w, -1))
             jumps = 0;
         else if (!advance_time(w, &jumps))
             res = SIM_DEADLOCK;
@@ -830,33 +858,19 @@ sim_result sim_world_run(sim_world *w)
     }
     if (w->failed)
         res = (sim_result)w->failed;
-    if (res) {
-        if (res != SIM_PRUNED)
-            report(w, res);
-        return res;
-    }
-    mix(w, sim_net_hash(w->net));
+    if (res && res != SIM_PRUNED)
+        report(w, res);
     return res;
+}
+
+static int queue_drained(void *q)
+{
+    return otm_queue_empty(q);
 }
 
 sim_result sim_world_run_queue(sim_world *w, otm_queue *q)
 {
-    int jumps = 0;
-    while (!otm_queue_empty(q) && !w->failed) {
-        if (w->steps >= w->cfg.max_steps) {
-            report(w, SIM_LIVELOCK);
-            return SIM_LIVELOCK;
-        }
-        if (step(w, -1))
-            jumps = 0;
-        else if (!advance_time(w, &jumps)) {
-            report(w, SIM_DEADLOCK);
-            return SIM_DEADLOCK;
-        }
-    }
-    if (w->failed && w->failed != SIM_PRUNED)
-        report(w, (sim_result)w->failed);
-    return (sim_result)w->failed;
+    return sim_world_run_until(w, queue_drained, q);
 }
 
 sim_result sim_world_teardown(sim_world *w)

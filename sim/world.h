@@ -92,6 +92,10 @@ otm_queue *sim_world_queue(sim_world *w);
 /* The worker's global (for checks). */
 uint8_t *sim_world_global(sim_world *w, int rank);
 
+/* Makes the next raw MPI calls of the test act as `rank` (tests that play a
+ * misbehaving peer by hand). */
+void sim_world_act_as(sim_world *w, int rank);
+
 /* Faults, armed before or during a run. */
 void sim_world_fail_call(sim_world *w, int rank, sim_fn fn, uint64_t nth);
 void sim_world_fail_alloc(sim_world *w, int rank, uint64_t nth);
@@ -104,6 +108,11 @@ void sim_world_advance(sim_world *w, uint64_t ns);
  * on failure prints the seed, the choice string and every live event. */
 sim_result sim_world_run(sim_world *w);
 
+/* Runs the world until done(ctx) is true (checked before every step),
+ * without starting the host's exit protocol. Returns SIM_OK or the failure
+ * (deadlock when nothing can move and done is still false). */
+sim_result sim_world_run_until(sim_world *w, int (*done)(void *ctx), void *ctx);
+
 /* Runs the world until host queue q is empty (for host programs in phases:
  * the next operation needs the result of the previous). The host's exit
  * protocol is not started. Returns SIM_OK or the failure. */
@@ -113,7 +122,9 @@ sim_result sim_world_run_queue(sim_world *w, otm_queue *q);
  * dropped its event references): finalises every rank and checks that no
  * request, communicator or allocation is left on a rank that was not
  * stopped (allocations may remain only where an event abandoned its
- * buffers, which the node counts). */
+ * buffers, which the node counts). Requests are checked twice: none may be
+ * live once the exit protocol ended (before the nodes are torn down, on
+ * every rank that took part in the exit), and none after. */
 sim_result sim_world_teardown(sim_world *w);
 
 /* One scheduling step of the actors other than the running one: the idle

@@ -42,7 +42,23 @@ void scn_close(scn *s)
 
 static otm_status put(scn *s, int qi, const otm_op *op)
 {
-    return otm_host_enqueue(sim_world_node(s->w, 0), s->q[qi], op, NULL);
+    otm_event *ev = NULL;
+    int keep = s->keep && s->nev < (int)(sizeof s->ev / sizeof *s->ev);
+    otm_status st = otm_host_enqueue(sim_world_node(s->w, 0), s->q[qi], op,
+                                     keep ? &ev : NULL);
+    if (ev)
+        s->ev[s->nev++] = ev;
+    return st;
+}
+
+int scn_all_ended(const scn *s)
+{
+    for (int i = 0; i < s->nev; i++) {
+        const otm_event *ev = s->ev[i];
+        if (!otm_event_ended(ev) || (ev->state == OTM_FAILED && ev->status == OTM_OK))
+            return 0;
+    }
+    return 1;
 }
 
 otm_status scn_load(scn *s, int qi, int rank)

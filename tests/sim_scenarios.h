@@ -23,8 +23,9 @@ typedef struct scn {
     otm_entry entries[SIM_MAX_WORKERS + 1][SIM_K_COUNT + 1];
     uint64_t nentries[SIM_MAX_WORKERS + 1];
     uint64_t addr[16];                             /* ALLOC results */
-    otm_event *ev[16];                             /* kept references */
+    otm_event *ev[64];                             /* kept references */
     int nev;
+    int keep;               /* keep a reference to every event enqueued */
 } scn;
 
 /* The kinds of end-to-end case the tests run. */
@@ -57,6 +58,10 @@ otm_status scn_wait_for(scn *s, int qi, int from);
 
 /* The device address of worker `rank`'s global. */
 uint64_t scn_global(scn *s, int rank);
+/* With s->keep set: 1 when every kept event ended (FINISHED, or FAILED
+ * with a status other than OTM_OK). */
+int scn_all_ended(const scn *s);
+
 /* Fills `p` with a pattern that depends on `seed` and the position. */
 void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
 

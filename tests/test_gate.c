@@ -1,2 +1,325 @@
-/* placeholder: replaced by the real test */
-int main(void) { return 1; }
+/*
+ * test_gate.c - bad input at a worker's gate, and failures on the worker,
+ * reach the host as a status (or a logged drop where nobody can be
+ * answered) and disturb nothing else: after each one, a valid event on the
+ * same worker completes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "otm/wire.h"
+#include "sim_scenarios.h"
+
+#define BIG (2u << 20)          /* larger than any valid notification */
+
+typedef struct raw {
+    sim_world *w;
+    MPI_Request rreq;
+    uint8_t reply[64];
+    int count;
+    int done;
+} raw;
+
+/* ---- a misbehaving host, by hand ---- */
+
+static otm_notify base_notify(int tag)
+{
+    otm_notify n = {.version = OTM_WIRE_VERSION, .kind = OTM_KIND_ALLOC,
+                    .tag = (uint32_t)tag, .comm = 0, .id = 1, .a = {8},
+                    .peer = -1};
+    return n;
+}
+
+static int reply_arrived(void *ctx)
+{
+    raw *r = ctx;
+    MPI_Status st;
+    int flag = 0;
+    if (r->done)
+        return 1;
+    sim_world_act_as(r->w, 0);
+    assert_int_equal(MPI_Test(&r->rreq, &flag, &st), MPI_SUCCESS);
+    if (flag) {
+        MPI_Get_count(&st, MPI_BYTE, &r->count);
+        r->done = 1;
+    }
+    return flag;
+}
+
+typedef struct drop_wait {
+    otm_node *worker;
+    uint64_t before;
+} drop_wait;
+
+static int dropped(void *ctx)
+{
+    drop_wait *d = ctx;
+    return d->worker->stats.dropped > d->before;
+}
+
+/* Sends `len` bytes of `msg` to worker 1's gate as rank 0. With `answer`,
+ * waits for the reply on (comm 0, tag) and returns its status; without,
+ * waits until the worker logged a drop and returns -1. */
+static int send_raw(scn *s, const uint8_t *msg, int len, int tag, int answer)
+{
+    otm_node *host = sim_world_node(s->w, 0), *worker = sim_world_node(s->w, 1);
+    raw r = {.w = s->w};
+    drop_wait d = {worker, worker->stats.dropped};
+    MPI_Request sreq;
+    sim_world_act_as(s->w, 0);
+    if (answer)
+        assert_int_equal(MPI_Irecv(r.reply, sizeof r.reply, MPI_BYTE, 1, tag,
+                                   host->comms[0], &r.rreq), MPI_SUCCESS);
+    assert_int_equal(MPI_Isend(msg, len, MPI_BYTE, 1, OTM_TAG_CONTROL,
+                               host->control, &sreq), MPI_SUCCESS);
+    assert_int_equal(sim_world_run_until(s->w, answer ? reply_arrived : dropped,
+                                         answer ? (void *)&r : (void *)&d), SIM_OK);
+    sim_world_act_as(s->w, 0);
+    int flag = 0;
+    assert_int_equal(MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_true(flag);
+    if (!answer)
+        return -1;
+    otm_reply rep;
+    assert_int_equal(otm_wire_get_reply(r.reply, (size_t)r.count, &rep), OTM_OK);
+    return rep.status;
+}
+
+/* A valid event after the bad one: the worker still serves. */
+static void still_serves(scn *s)
+{
+    uint64_t addr = 0;
+    assert_int_equal(scn_alloc(s, 0, 1, 16, &addr), OTM_OK);
+    assert_int_equal(sim_world_run_queue(s->w, s->q[0]), SIM_OK);
+    assert_int_equal(s->q[0]->status, OTM_OK);
+    assert_true(addr != 0);
+    assert_int_equal(scn_delete(s, 0, 1, addr), OTM_OK);
+    assert_int_equal(sim_world_run_queue(s->w, s->q[0]), SIM_OK);
+    assert_int_equal(s->q[0]->status, OTM_OK);
+}
+
+static void open_world(scn *s)
+{
+    sim_config cfg = sim_config_default();
+    cfg.workers = 1;
+    assert_int_equal(scn_open(s, &cfg, 2), 0);
+    assert_int_equal(scn_load(s, 0, 1), OTM_OK);
+    assert_int_equal(sim_world_run_queue(s->w, s->q[0]), SIM_OK);
+    assert_int_equal(s->q[0]->status, OTM_OK);
+}
+
+static void close_world(scn *s)
+{
+    assert_int_equal(sim_world_run(s->w), SIM_OK);
+    assert_int_equal(sim_world_teardown(s->w), SIM_OK);
+    scn_close(s);
+}
+
+typedef void (*mutate_fn)(otm_notify *n, int *len);
+
+static void m_kind99(otm_notify *n, int *len) { n->kind = 99; (void)len; }
+static void m_kind0(otm_notify *n, int *len) { n->kind = 0; (void)len; }
+static void m_sync(otm_notify *n, int *len) { n->kind = OTM_KIND_SYNC; (void)len; }
+static void m_version(otm_notify *n, int *len) { n->version = 2; (void)len; }
+static void m_short(otm_notify *n, int *len) { (void)n; *len = 40; }
+static void m_inline_long(otm_notify *n, int *len) { n->inline_len = 10; (void)len; }
+static void m_trailing(otm_notify *n, int *len) { (void)n; *len += 5; }
+static void m_oversized(otm_notify *n, int *len) { n->inline_len = BIG; *len += BIG; }
+static void m_exec_nargs(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_EXECUTE; n->a[0] = sim_kernel_addr(SIM_K_NOP); n->a[1] = 3;
+    n->inline_len = 16; *len += 16;
+}
+static void m_exec_unknown(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_EXECUTE; n->a[0] = 0x1234; n->a[1] = 0; (void)len;
+}
+static void m_submit_frag0(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_SUBMIT; n->a[0] = 0x1000; n->a[1] = 10; n->a[2] = 0; (void)len;
+}
+static void m_retrieve_wild(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_RETRIEVE; n->a[0] = 0x1000; n->a[1] = 8; n->a[2] = 4;
+    n->a[3] = 64; (void)len;
+}
+static void m_delete_wild(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_DELETE; n->a[0] = 0x1000; (void)len;
+}
+static void m_alloc_huge(otm_notify *n, int *len) { n->a[0] = 1ull << 62; (void)len; }
+static void m_exchange_role(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = 9; (void)len;
+}
+
+typedef struct bad_case {
+    const char *name;
+    mutate_fn mutate;
+    int expect;
+} bad_case;
+
+static const bad_case answered[] = {
+    {"unknown kind 99", m_kind99, OTM_ERR_BAD_KIND},
+    {"kind 0", m_kind0, OTM_ERR_BAD_KIND},
+    {"host-only kind SYNC", m_sync, OTM_ERR_BAD_KIND},
+    {"wrong protocol version", m_version, OTM_ERR_BAD_VERSION},
+    {"truncated notification", m_short, OTM_ERR_BAD_MESSAGE},
+    {"inline length past the end", m_inline_long, OTM_ERR_BAD_MESSAGE},
+    {"trailing bytes", m_trailing, OTM_ERR_BAD_MESSAGE},
+    {"oversized notification", m_oversized, OTM_ERR_BAD_MESSAGE},
+    {"EXECUTE argument count mismatch", m_exec_nargs, OTM_ERR_BAD_MESSAGE},
+    {"EXECUTE of an unknown kernel", m_exec_unknown, OTM_ERR_NO_KERNEL},
+    {"SUBMIT with fragment size 0", m_submit_frag0, OTM_ERR_BAD_MESSAGE},
+    {"RETRIEVE outside any allocation", m_retrieve_wild, OTM_ERR_BAD_POINTER},
+    {"DELETE of an unknown pointer", m_delete_wild, OTM_ERR_BAD_POINTER},
+    {"ALLOC of 2^62 bytes", m_alloc_huge, OTM_ERR_NOMEM},
+    {"EXCHANGE with an unknown role", m_exchange_role, OTM_ERR_BAD_MESSAGE},
+};
+
+static void test_bad_notifications_answered(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint8_t *msg = calloc(1, OTM_WIRE_NOTIFY_SIZE + BIG + 64);
+    assert_non_null(msg);
+    for (size_t i = 0; i < sizeof answered / sizeof *answered; i++) {
+        int tag = 30000 + (int)i, len = OTM_WIRE_NOTIFY_SIZE;
+        otm_notify n = base_notify(tag);
+        answered[i].mutate(&n, &len);
+        otm_wire_put_notify(msg, &n);
+        uint64_t rejected = sim_world_node(s.w, 1)->stats.rejected;
+        int st = send_raw(&s, msg, len, tag, 1);
+        if (st != answered[i].expect)
+            fail_msg("%s: got %s, want %s", answered[i].name, otm_status_name(st),
+                     otm_status_name(answered[i].expect));
+        /* Gate rejections count; errors of a decoded event do not. */
+        assert_true(sim_world_node(s.w, 1)->stats.rejected >= rejected);
+        still_serves(&s);
+    }
+    print_message("%zu bad notifications answered with the right status\n",
+                  sizeof answered / sizeof *answered);
+    free(msg);
+    close_world(&s);
+}
+
+static void test_unanswerable_notifications_dropped(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = base_notify(5);
+    otm_wire_put_notify(msg, &n);
+    send_raw(&s, msg, 10, 5, 0);                            /* too short */
+    msg[0] ^= 0xff;
+    send_raw(&s, msg, sizeof msg, 5, 0);                    /* bad magic */
+    n.tag = 0;
+    otm_wire_put_notify(msg, &n);
+    send_raw(&s, msg, sizeof msg, 0, 0);                    /* control tag */
+    n.tag = (uint32_t)worker->tag_ub + 1;
+    otm_wire_put_notify(msg, &n);
+    send_raw(&s, msg, sizeof msg, 0, 0);                    /* above UB */
+    n.tag = 5;
+    n.comm = (uint32_t)worker->cfg.ncomms;
+    otm_wire_put_notify(msg, &n);
+    send_raw(&s, msg, sizeof msg, 0, 0);                    /* no such comm */
+    assert_int_equal(worker->stats.dropped, 5);
+    still_serves(&s);
+    close_world(&s);
+}
+
+/* ---- failures on the worker, through the host API ---- */
+
+static void expect_queue(scn *s, otm_status want)
+{
+    assert_int_equal(sim_world_run_queue(s->w, s->q[0]), SIM_OK);
+    assert_int_equal(s->q[0]->status, want);
+    s->q[0]->status = OTM_OK;
+}
+
+static void test_worker_failures_reach_host(void **state)
+{
+    (void)state;
+    scn s;
+    uint8_t buf[64] = {0};
+    uint64_t addr = 0, g = 0;
+    open_world(&s);
+    g = scn_global(&s, 1);
+    /* Allocation failure, injected: the 3rd allocation of the worker from
+     * now is the device memory (after the notification and the event). */
+    sim_world_fail_alloc(s.w, 1, 3);
+    scn_alloc(&s, 0, 1, 32, &addr);
+    expect_queue(&s, OTM_ERR_NOMEM);
+    still_serves(&s);
+    scn_alloc(&s, 0, 1, 32, &addr);
+    expect_queue(&s, OTM_OK);
+    /* Transfers outside a live allocation, or running past its end. */
+    scn_submit(&s, 0, 1, addr + 16, buf, 17);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    scn_retrieve(&s, 0, 1, buf, addr - 1, 4);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    scn_retrieve(&s, 0, 1, buf, g + SIM_GLOBAL_SIZE - 2, 3);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    /* Delete of an unknown pointer, and a double delete. */
+    scn_delete(&s, 0, 1, addr + 1);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    scn_delete(&s, 0, 1, addr);
+    expect_queue(&s, OTM_OK);
+    scn_delete(&s, 0, 1, addr);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    /* A pointer into freed memory is refused too. */
+    scn_submit(&s, 0, 1, addr, buf, 4);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    /* Unknown kernel, and a kernel that fails. */
+    otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = 1, .arg = 0xdead};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
+    expect_queue(&s, OTM_ERR_NO_KERNEL);
+    scn_execute(&s, 0, 1, SIM_K_FAIL, 0, 0);
+    expect_queue(&s, OTM_ERR_KERNEL);
+    still_serves(&s);
+    close_world(&s);
+}
+
+/* Host-side argument checks: nothing is sent at all. */
+static void test_host_rejects_bad_operations(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *host = sim_world_node(s.w, 0);
+    otm_op bad[] = {
+        {.kind = OTM_KIND_ALLOC, .rank = 0},            /* the host itself */
+        {.kind = OTM_KIND_ALLOC, .rank = 2},            /* no such worker */
+        {.kind = OTM_KIND_ALLOC, .rank = -1},
+        {.kind = OTM_KIND_SUBMIT, .rank = 1, .size = 4, .host = NULL},
+        {.kind = OTM_KIND_EXCHANGE, .rank = 1, .peer = 5, .size = 1},
+        {.kind = OTM_KIND_EXECUTE, .rank = 1, .nargs = 5000},
+        {.kind = OTM_KIND_EXIT, .rank = 1},
+        {.kind = (otm_kind)42, .rank = 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(otm_host_enqueue(host, s.q[0], &bad[i], NULL), OTM_ERR_INVALID);
+    assert_true(otm_queue_empty(s.q[0]));
+    still_serves(&s);
+    close_world(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_notifications_answered),
+        cmocka_unit_test(test_unanswerable_notifications_dropped),
+        cmocka_unit_test(test_worker_failures_reach_host),
+        cmocka_unit_test(test_host_rejects_bad_operations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

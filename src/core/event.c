@@ -248,8 +248,8 @@ int otm_pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
             if (sending)
                 rc = otm_post_send(node, ev, s, base + off, len, peer);
             else if (ev->discard)
-                rc = otm_post_recv(node, ev, s, ev->scratch,
-                               min_u64(len, OTM_SCRATCH_MAX), peer);
+                rc = otm_post_recv(node, ev, s, node->sink,
+                                   min_u64(len, OTM_SCRATCH_MAX), peer);
             else
                 rc = otm_post_recv(node, ev, s, base + off, len, peer);
             if (rc) {
