@@ -56,6 +56,7 @@ struct sim_world {
     uint16_t *taken, *options;
     size_t ntrace, trace_cap;
     size_t mark;                    /* trace index where set-up ended */
+    uint16_t *env_replay;           /* OTM_SIM_CHOICES, parsed */
     sim_move sleep[MAX_CHOICES];    /* sleep set of the partial-order reduction */
     size_t nsleep;
     char *choice_text;
@@ -194,6 +195,28 @@ static int init_ranks(sim_world *w)
     return 0;
 }
 
+/* OTM_SIM_SEED and OTM_SIM_CHOICES, as printed with a failure, override the
+ * test's own schedule so that the failing run comes back. */
+static void replay_from_env(sim_world *w)
+{
+    const char *seed = getenv("OTM_SIM_SEED");
+    const char *choices = getenv("OTM_SIM_CHOICES");
+    if (seed && w->cfg.mode == SIM_RANDOM)
+        w->cfg.seed = strtoull(seed, NULL, 0);
+    if (!choices)
+        return;
+    size_t max = strlen(choices) + 1;
+    w->env_replay = malloc(max * sizeof *w->env_replay);
+    long n = w->env_replay ? sim_choices_parse(choices, w->env_replay, max) : -1;
+    if (n < 0) {
+        fprintf(stderr, "sim: OTM_SIM_CHOICES is not a choice string\n");
+        exit(2);
+    }
+    w->cfg.mode = SIM_REPLAY;
+    w->cfg.replay = w->env_replay;
+    w->cfg.nreplay = (size_t)n;
+}
+
 sim_world *sim_world_create(const sim_config *cfg)
 {
     if (cfg->workers < 1 || cfg->workers > SIM_MAX_WORKERS)
@@ -202,11 +225,12 @@ sim_world *sim_world_create(const sim_config *cfg)
     if (!w)
         return NULL;
     w->cfg = *cfg;
+    replay_from_env(w);
     if (!w->cfg.max_steps)
         w->cfg.max_steps = 1000000;
     w->nranks = cfg->workers + 1;
     w->running = -1;
-    w->rng = cfg->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     w->hash = 0xcbf29ce484222325ull;
     sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit};
     w->net = sim_net_create(&nc);
@@ -239,6 +263,7 @@ void sim_world_destroy(sim_world *w)
     free(w->taken);
     free(w->options);
     free(w->choice_text);
+    free(w->env_replay);
     free(w);
 }
 

@@ -81,7 +81,9 @@ typedef enum sim_kernel {
 uint64_t sim_kernel_addr(sim_kernel k);
 
 /* NULL when the world cannot be built (bad config, no memory, init failed);
- * the reason goes to stderr. Installs its net for the MPI wrappers. */
+ * the reason goes to stderr. Installs its net for the MPI wrappers. The
+ * environment variables OTM_SIM_SEED and OTM_SIM_CHOICES, as a failure
+ * prints them, override the schedule of every world the test makes. */
 sim_world *sim_world_create(const sim_config *cfg);
 /* Tears everything down; safe after any result. */
 void sim_world_destroy(sim_world *w);

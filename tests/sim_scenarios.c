@@ -34,6 +34,11 @@ static void drop_refs(scn *s)
 
 void scn_close(scn *s)
 {
+    if (s->w && sim_world_wrapped_calls(s->w) == 0) {
+        /* A sim test that never reached the wrappers tested nothing. */
+        fprintf(stderr, "scenario made no MPI call through the simulator\n");
+        abort();
+    }
     if (s->w)
         drop_refs(s);
     sim_world_destroy(s->w);
@@ -289,23 +294,4 @@ sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
         sim_world_take_trace(s.w, trace);
     scn_close(&s);
     return res;
-}
-
-int scn_replay_from_env(sim_config *cfg, uint16_t *buf, size_t max)
-{
-    const char *seed = getenv("OTM_SIM_SEED");
-    const char *choices = getenv("OTM_SIM_CHOICES");
-    if (seed)
-        cfg->seed = strtoull(seed, NULL, 0);
-    if (!choices)
-        return seed != NULL;
-    long n = sim_choices_parse(choices, buf, max);
-    if (n < 0) {
-        fprintf(stderr, "OTM_SIM_CHOICES is not a choice string\n");
-        exit(2);
-    }
-    cfg->mode = SIM_REPLAY;
-    cfg->replay = buf;
-    cfg->nreplay = (size_t)n;
-    return 1;
 }

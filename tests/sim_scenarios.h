@@ -72,9 +72,4 @@ void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
 sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
                         sim_trace *trace);
 
-/* Reads OTM_SIM_SEED / OTM_SIM_CHOICES from the environment into cfg, so a
- * failing run printed by the world can be replayed in the same test binary.
- * Returns 1 if a replay was requested. */
-int scn_replay_from_env(sim_config *cfg, uint16_t *buf, size_t max);
-
 #endif

@@ -32,13 +32,7 @@ static sim_config base_config(void)
 
 static void seeded(scn_case k)
 {
-    uint16_t buf[4096];
     sim_config cfg = base_config();
-    if (scn_replay_from_env(&cfg, buf, 4096)) {
-        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-            assert_int_equal(scn_run_case(&cfg, k, sizes[i], NULL), SIM_OK);
-        return;
-    }
     uint64_t steps = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         for (uint64_t seed = 1; seed <= SEEDS; seed++) {

@@ -629,7 +629,9 @@ static int gate_post(otm_node *node)
     MPI_Status st;
     int flag = 0, count = 0;
     if (MPI_Improbe(MPI_ANY_SOURCE, OTM_TAG_CONTROL, node->control, &flag, &m,
-                    &st) != MPI_SUCCESS || !flag)
+                    &st) != MPI_SUCCESS)
+        return 1;                   /* an error is news: poll again */
+    if (!flag)
         return 0;
     if (MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < 0)
         count = 0;
@@ -655,7 +657,7 @@ static int gate_receive(otm_node *node)
     int flag = 0;
     int rc = MPI_Test(&node->gate_req, &flag, &st);
     if (rc != MPI_SUCCESS && node->gate_req != MPI_REQUEST_NULL)
-        return 0;                   /* the call failed; try again */
+        return 1;                   /* the call failed; try again */
     if (rc == MPI_SUCCESS && !flag)
         return 0;
     node->gate_req = MPI_REQUEST_NULL;

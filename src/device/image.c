@@ -1,0 +1,424 @@
+/*
+ * image.c - device images: checked with libelf, loaded from a memfd.
+ *
+ * The checks catch an image that is truncated, built for another machine or
+ * corrupted on the way, before the dynamic loader sees it: the loader trusts
+ * its input and would crash or misbehave instead of failing. They do not make
+ * a hostile image safe to load; its constructors run like any library's.
+ *
+ * Every offset and size read from the image is checked against the buffer
+ * with in_bounds() before anything dereferences it, and the raw header is
+ * checked by hand before libelf is handed the buffer, so no count from the
+ * image can make either of us read past its end.
+ */
+#include "otm/device.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <limits.h>
+#include <libelf.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct otm_image {
+    void *handle; /* from dlopen */
+    int fd;       /* the memfd holding the bytes, open while handle is */
+    char name[32]; /* "/proc/self/fd/N": the name the loader knows it by */
+};
+
+/* Formats the reason into err (when there is room) and returns st, so that
+ * every failure is one `return fail(...)`. */
+static otm_status fail(otm_status st, char *err, size_t errlen,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static otm_status fail(otm_status st, char *err, size_t errlen,
+                       const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err != NULL && errlen > 0) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* True when [off, off + len) lies inside a buffer of `size` bytes; written
+ * so that no sum can wrap around. */
+static int in_bounds(uint64_t off, uint64_t len, size_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checking                                                                  */
+
+static otm_status check_ident(const unsigned char *p, size_t size, char *err,
+                              size_t errlen)
+{
+    if (size < sizeof(Elf64_Ehdr))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image of %zu bytes is smaller than an ELF64 "
+                    "header (%zu bytes)", size, sizeof(Elf64_Ehdr));
+    if (memcmp(p, ELFMAG, SELFMAG) != 0)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image does not start with the ELF magic");
+    if (p[EI_CLASS] != ELFCLASS64)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image is not ELF64 (class byte %u)", p[EI_CLASS]);
+    if (p[EI_DATA] != ELFDATA2LSB)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image is not little-endian (data byte %u)",
+                    p[EI_DATA]);
+    if (p[EI_VERSION] != EV_CURRENT)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has ELF version %u, not %u", p[EI_VERSION],
+                    EV_CURRENT);
+    return OTM_OK;
+}
+
+static otm_status check_kind(const Elf64_Ehdr *eh, char *err, size_t errlen)
+{
+    if (eh->e_type != ET_DYN)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has ELF type %u, not a shared object "
+                    "(ET_DYN, %u)", eh->e_type, ET_DYN);
+    if (eh->e_machine != EM_X86_64)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image is for machine %u, not x86_64 (%u)",
+                    eh->e_machine, EM_X86_64);
+    if (eh->e_version != EV_CURRENT)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has ELF version %u, not %u", eh->e_version,
+                    EV_CURRENT);
+    return OTM_OK;
+}
+
+/* Counts that do not fit the header's 16-bit fields are kept in section 0
+ * (sh_size for sections, sh_info for segments); fetch them from there after
+ * checking that section 0 is inside the buffer. */
+static otm_status table_counts(const unsigned char *p, size_t size,
+                               const Elf64_Ehdr *eh, uint64_t *shnum,
+                               uint64_t *phnum, char *err, size_t errlen)
+{
+    Elf64_Shdr s0;
+
+    *shnum = eh->e_shnum;
+    *phnum = eh->e_phnum;
+    if (eh->e_shoff == 0)
+        return *phnum == PN_XNUM
+                   ? fail(OTM_ERR_INVALID, err, errlen,
+                          "device image keeps its segment count in a section "
+                          "header table it does not have")
+                   : OTM_OK;
+    if (eh->e_shentsize != sizeof(Elf64_Shdr))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has section headers of %u bytes, not %zu",
+                    eh->e_shentsize, sizeof(Elf64_Shdr));
+    if (!in_bounds(eh->e_shoff, sizeof(s0), size))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image's section header table (offset %llu) "
+                    "starts past its end (%zu bytes)",
+                    (unsigned long long)eh->e_shoff, size);
+    memcpy(&s0, p + eh->e_shoff, sizeof(s0));
+    if (*shnum == 0)
+        *shnum = s0.sh_size;
+    if (*phnum == PN_XNUM)
+        *phnum = s0.sh_info;
+    return OTM_OK;
+}
+
+/* Both header tables lie inside the buffer. A count is below 2^32 and an
+ * entry is 64 bytes, so count * entry cannot overflow. */
+static otm_status check_tables(const Elf64_Ehdr *eh, size_t size,
+                               uint64_t shnum, uint64_t phnum, char *err,
+                               size_t errlen)
+{
+    if (phnum == 0)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has no program headers, so it cannot be "
+                    "loaded");
+    /* libelf numbers program headers with an int. */
+    if (phnum > INT_MAX)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image claims %llu program headers",
+                    (unsigned long long)phnum);
+    if (eh->e_phentsize != sizeof(Elf64_Phdr))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has program headers of %u bytes, not %zu",
+                    eh->e_phentsize, sizeof(Elf64_Phdr));
+    if (!in_bounds(eh->e_phoff, phnum * sizeof(Elf64_Phdr), size))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image's %llu program headers at offset %llu run "
+                    "past its end (%zu bytes)", (unsigned long long)phnum,
+                    (unsigned long long)eh->e_phoff, size);
+    if (!in_bounds(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image's %llu section headers at offset %llu run "
+                    "past its end (%zu bytes)", (unsigned long long)shnum,
+                    (unsigned long long)eh->e_shoff, size);
+    return OTM_OK;
+}
+
+/* Every segment's file bytes lie inside the buffer, and there is something
+ * to map. */
+static otm_status check_segments(Elf *elf, uint64_t phnum, size_t size,
+                                 char *err, size_t errlen)
+{
+    uint64_t i, loads = 0;
+    GElf_Phdr ph;
+
+    for (i = 0; i < phnum; i++) {
+        if (gelf_getphdr(elf, (int)i, &ph) == NULL)
+            return fail(OTM_ERR_INVALID, err, errlen,
+                        "device image's program header %llu is unreadable: "
+                        "%s", (unsigned long long)i, elf_errmsg(-1));
+        if (!in_bounds(ph.p_offset, ph.p_filesz, size))
+            return fail(OTM_ERR_INVALID, err, errlen,
+                        "device image's segment %llu (%llu bytes at offset "
+                        "%llu) runs past its end (%zu bytes)",
+                        (unsigned long long)i,
+                        (unsigned long long)ph.p_filesz,
+                        (unsigned long long)ph.p_offset, size);
+        loads += ph.p_type == PT_LOAD;
+    }
+    if (loads == 0)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image has no loadable segment");
+    return OTM_OK;
+}
+
+/* Every section with file bytes lies inside the buffer (section 0 and
+ * NOBITS sections such as .bss have none). */
+static otm_status check_sections(Elf *elf, uint64_t shnum, size_t size,
+                                 char *err, size_t errlen)
+{
+    uint64_t i;
+    GElf_Shdr sh;
+
+    for (i = 1; i < shnum; i++) {
+        Elf_Scn *scn = elf_getscn(elf, (size_t)i);
+
+        if (scn == NULL || gelf_getshdr(scn, &sh) == NULL)
+            return fail(OTM_ERR_INVALID, err, errlen,
+                        "device image's section header %llu is unreadable: "
+                        "%s", (unsigned long long)i, elf_errmsg(-1));
+        if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+            continue;
+        if (!in_bounds(sh.sh_offset, sh.sh_size, size))
+            return fail(OTM_ERR_INVALID, err, errlen,
+                        "device image's section %llu (%llu bytes at offset "
+                        "%llu) runs past its end (%zu bytes)",
+                        (unsigned long long)i, (unsigned long long)sh.sh_size,
+                        (unsigned long long)sh.sh_offset, size);
+    }
+    return OTM_OK;
+}
+
+/* The per-entry checks, through libelf once the tables are known to be in
+ * the buffer. */
+static otm_status check_entries(const void *start, size_t size, uint64_t shnum,
+                                uint64_t phnum, char *err, size_t errlen)
+{
+    Elf *elf;
+    otm_status st;
+
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "libelf does not support ELF version %u", EV_CURRENT);
+    /* elf_memory takes a char * but, opened for reading, only reads it. */
+    elf = elf_memory((char *)start, size);
+    if (elf == NULL)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "libelf rejects the device image: %s", elf_errmsg(-1));
+    st = check_segments(elf, phnum, size, err, errlen);
+    if (st == OTM_OK)
+        st = check_sections(elf, shnum, size, err, errlen);
+    elf_end(elf);
+    return st;
+}
+
+otm_status otm_image_check(const void *start, size_t size, char *err,
+                           size_t errlen)
+{
+    const unsigned char *p = start;
+    Elf64_Ehdr eh;
+    uint64_t shnum, phnum;
+    otm_status st;
+
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (start == NULL)
+        return fail(OTM_ERR_INVALID, err, errlen, "device image is NULL");
+    st = check_ident(p, size, err, errlen);
+    if (st)
+        return st;
+    /* A copy, because the buffer need not be aligned for Elf64_Ehdr. */
+    memcpy(&eh, p, sizeof(eh));
+    st = check_kind(&eh, err, errlen);
+    if (st == OTM_OK)
+        st = table_counts(p, size, &eh, &shnum, &phnum, err, errlen);
+    if (st == OTM_OK)
+        st = check_tables(&eh, size, shnum, phnum, err, errlen);
+    if (st == OTM_OK)
+        st = check_entries(start, size, shnum, phnum, err, errlen);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                   */
+
+/* Exhausted memory (a memfd lives in memory) versus anything else the
+ * system refuses. */
+static otm_status errno_status(int e)
+{
+    return e == ENOMEM || e == ENOSPC || e == EFBIG ? OTM_ERR_NOMEM
+                                                    : OTM_ERR_NO_KERNEL;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, p, size);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Copies the image into a fresh memfd and names it. */
+static otm_status fill_memfd(otm_image *img, const void *start, size_t size,
+                             char *err, size_t errlen)
+{
+    int e;
+
+    img->fd = memfd_create("otm-image", MFD_CLOEXEC);
+    if (img->fd < 0)
+        return fail(errno_status(errno), err, errlen,
+                    "cannot create a memfd for the device image: %s",
+                    strerror(errno));
+    e = write_all(img->fd, start, size);
+    if (e != 0)
+        return fail(errno_status(e), err, errlen,
+                    "cannot copy the device image (%zu bytes) into a memfd: "
+                    "%s", size, strerror(e));
+    snprintf(img->name, sizeof(img->name), "/proc/self/fd/%d", img->fd);
+    return OTM_OK;
+}
+
+/* True when a loaded library answers to `name`. The loader matches
+ * libraries by name before it looks at the file, so a library still
+ * resident under our name would be returned instead of our image. */
+static int name_in_use(const char *name)
+{
+    void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+
+    if (h == NULL)
+        return 0;
+    dlclose(h);
+    return 1;
+}
+
+static otm_status open_image(otm_image *img, char *err, size_t errlen)
+{
+    const char *why;
+
+    if (name_in_use(img->name))
+        return fail(OTM_ERR_NO_KERNEL, err, errlen,
+                    "cannot load the device image: another library is "
+                    "already loaded as %s", img->name);
+    img->handle = dlopen(img->name, RTLD_NOW | RTLD_LOCAL);
+    if (img->handle != NULL)
+        return OTM_OK;
+    why = dlerror();
+    return fail(OTM_ERR_NO_KERNEL, err, errlen,
+                "the loader refuses the device image: %s",
+                why != NULL ? why : "no reason given");
+}
+
+otm_status otm_image_load(const void *start, size_t size, otm_image **out,
+                          char *err, size_t errlen)
+{
+    otm_image *img;
+    otm_status st;
+
+    if (out == NULL)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "nowhere to put the loaded device image (out is NULL)");
+    *out = NULL;
+    st = otm_image_check(start, size, err, errlen);
+    if (st)
+        return st;
+    img = calloc(1, sizeof(*img));
+    if (img == NULL)
+        return fail(OTM_ERR_NOMEM, err, errlen,
+                    "out of memory for the device image's record");
+    st = fill_memfd(img, start, size, err, errlen);
+    if (st == OTM_OK)
+        st = open_image(img, err, errlen);
+    if (st) {
+        if (img->fd >= 0)
+            close(img->fd);
+        free(img);
+        return st;
+    }
+    *out = img;
+    return OTM_OK;
+}
+
+/* True when addr lies in the image itself. dlsym also searches the
+ * libraries the image links (libomp, libc), and a kernel name that resolves
+ * to, say, libc's exit must not be called as a kernel. */
+static int defined_here(const otm_image *img, void *addr)
+{
+    struct link_map *own = NULL;
+    struct link_map *owner = NULL;
+    Dl_info info;
+
+    if (dlinfo(img->handle, RTLD_DI_LINKMAP, &own) != 0)
+        return 0;
+    if (dladdr1(addr, &info, (void **)&owner, RTLD_DL_LINKMAP) == 0)
+        return 0;
+    return owner == own;
+}
+
+void *otm_image_symbol(otm_image *img, const char *name)
+{
+    void *addr;
+
+    if (img == NULL || name == NULL)
+        return NULL;
+    addr = dlsym(img->handle, name);
+    if (addr == NULL || !defined_here(img, addr))
+        return NULL;
+    return addr;
+}
+
+void otm_image_unload(otm_image *img)
+{
+    if (img == NULL)
+        return;
+    dlclose(img->handle);
+    /* A library the loader keeps (marked NODELETE, e.g. C++ code with
+     * STB_GNU_UNIQUE symbols) keeps its name too. Closing the memfd would
+     * hand the fd number, and so the name, to the next image, which the
+     * loader would then resolve to this library. Holding the fd keeps the
+     * name ours; it is one descriptor per such image. */
+    if (!name_in_use(img->name))
+        close(img->fd);
+    free(img);
+}

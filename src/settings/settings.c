@@ -1,0 +1,364 @@
+/*
+ * settings.c - the one place that reads the plugin's environment.
+ *
+ * Every variable is one row of OTM_SETTINGS below. The row gives the name,
+ * the seed's alias, how the value is spelled (its kind), the accepted range,
+ * the field it lands in and the documentation; the parser, the store and
+ * the README table are all generated from it, so they cannot disagree.
+ *
+ * The seed (OMPCLUSTER_*) read its variables with std::stoi and asserted on
+ * the result: "abc" threw, "-5" slipped through to an assert, overflow was
+ * undefined. Here every value is parsed by hand (no strtoull: it accepts
+ * "-1" and wraps it), range-checked, and a bad one is an error sentence.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "otm/settings.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+#define NS_US 1000ull
+#define NS_MS (1000ull * NS_US)
+#define NS_S (1000ull * NS_MS)
+
+/* How a value is spelled. */
+typedef enum kind {
+    K_COUNT,        /* a plain integer */
+    K_BYTES,        /* an integer with an optional K/M/G suffix */
+    K_DURATION,     /* an integer with an optional ns/us/ms/s suffix */
+    K_BOOL,         /* 0/1/true/false/yes/no/on/off */
+    K_IDLE,         /* spin/yield/sleep */
+    K_LOG           /* 0..3 or error/warn/info/debug */
+} kind;
+
+/* X(ID, alias, kind, min, max, field, default, range, meaning)
+ *
+ * `range` is the text of both the README's Range column and the error
+ * message ("expected <range>"), so it must read well after "expected".
+ * `default` must parse to the value otm_settings_default() holds (the unit
+ * test checks it). Durations are in nanoseconds, sizes in bytes. */
+#define OTM_SETTINGS(X)                                                       \
+    X(FRAGMENT_SIZE, "OMPCLUSTER_MPI_FRAGMENT_SIZE", K_BYTES,                 \
+      1, INT_MAX, core.frag_size, "64M",                                      \
+      "bytes in 1..2147483647, suffix K, M or G (e.g. 1048576 or 1M)",        \
+      "Largest piece a transfer is cut into; MPI counts are int, hence the "  \
+      "upper bound.")                                                         \
+    X(NUM_COMMS, "OMPCLUSTER_NUM_EVENT_COMM", K_COUNT,                        \
+      1, 64, core.ncomms, "4",                                                \
+      "an integer in 1..64",                                                  \
+      "Event communicators per rank; transfers are spread over them "         \
+      "round-robin so that independent transfers do not queue behind each "  \
+      "other.")                                                               \
+    X(INLINE_MAX, NULL, K_BYTES,                                              \
+      0, MIB, core.inline_max, "4096",                                        \
+      "bytes in 0..1048576, suffix K or M (e.g. 4096 or 4K)",                 \
+      "Payloads up to this size travel inside the notification itself, "     \
+      "saving a round trip; 0 disables it.")                                  \
+    X(WINDOW, NULL, K_COUNT,                                                  \
+      1, 4, core.window, "4",                                                 \
+      "an integer in 1..4",                                                   \
+      "Fragments of one transfer in flight at once.")                         \
+    X(TAG_SPACE, NULL, K_COUNT,                                               \
+      1, INT_MAX, core.tag_space, "65535",                                    \
+      "an integer in 1..2147483647",                                          \
+      "MPI tags per event communicator (clamped to the MPI library's "        \
+      "MPI_TAG_UB); bounds the transfers in flight per communicator.")        \
+    X(TIMEOUT, NULL, K_DURATION,                                              \
+      0, 604800 * NS_S, core.timeout_ns, "60s",                               \
+      "a duration in 0..604800s (7 days), suffix ns, us, ms or s, "           \
+      "bare number = ms; 0 = never",                                          \
+      "An operation that makes no progress for this long fails instead of "   \
+      "hanging (a kernel counts as no progress while it runs); 0 waits "      \
+      "forever.")                                                             \
+    X(HANDLERS, "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", K_COUNT,                \
+      1, 64, handlers, "1",                                                   \
+      "an integer in 1..64",                                                  \
+      "Kernel handler threads per device rank.")                              \
+    X(IDLE, NULL, K_IDLE,                                                     \
+      0, 2, idle, "sleep",                                                    \
+      "spin, yield or sleep",                                                 \
+      "What an idle polling thread does: spin (lowest latency, burns a "      \
+      "core), yield (spin, then sched_yield), sleep (spin, yield, then "      \
+      "sleep with back-off).")                                                \
+    X(SPIN, NULL, K_DURATION,                                                 \
+      0, NS_S, spin_ns, "50us",                                               \
+      "a duration in 0..1s, suffix ns, us, ms or s, bare number = ms",        \
+      "How long an idle thread busy-polls before it yields or sleeps.")       \
+    X(SLEEP_MAX, "OMPCLUSTER_EVENT_POLLING_RATE", K_DURATION,                 \
+      0, NS_S, sleep_max_ns, "1ms",                                           \
+      "a duration in 0..1s, suffix ns, us, ms or s, bare number = ms "        \
+      "(us under the alias, as in the seed)",                                 \
+      "Longest back-off sleep of an idle thread (IDLE=sleep): bounds the "    \
+      "latency added to a request that arrives while it sleeps.")             \
+    X(LOG_LEVEL, NULL, K_LOG,                                                 \
+      0, 3, log_level, "warn",                                                \
+      "0..3 or error, warn, info, debug",                                     \
+      "Messages printed to stderr: errors only, warnings, information, or "   \
+      "everything (debug).")                                                  \
+    X(POOL, NULL, K_BOOL,                                                     \
+      0, 1, pool, "on",                                                       \
+      "a boolean: 1, true, yes, on or 0, false, no, off",                     \
+      "Device ranks keep freed allocations for reuse instead of returning "   \
+      "them to malloc.")                                                      \
+    X(POOL_MAX, NULL, K_BYTES,                                                \
+      0, GIB, pool_max, "1M",                                                 \
+      "bytes in 0..1073741824, suffix K, M or G (e.g. 1048576 or 1M)",        \
+      "Largest allocation the pool keeps; bigger ones go straight back to "   \
+      "malloc.")                                                              \
+    X(INFO, NULL, K_BOOL,                                                     \
+      0, 1, info, "off",                                                      \
+      "a boolean: 1, true, yes, on or 0, false, no, off",                     \
+      "Print the map of devices to ranks and hosts when the plugin starts.")
+
+enum {
+#define OTM_SETTING_ID(id, ...) SET_##id,
+    OTM_SETTINGS(OTM_SETTING_ID)
+#undef OTM_SETTING_ID
+    SET_COUNT
+};
+
+/* The parsing half of a row. */
+typedef struct spec {
+    kind kind;
+    uint64_t min, max;
+} spec;
+
+static const spec specs[SET_COUNT] = {
+#define OTM_SETTING_SPEC(id, alias, k, lo, hi, ...) {k, lo, hi},
+    OTM_SETTINGS(OTM_SETTING_SPEC)
+#undef OTM_SETTING_SPEC
+};
+
+static const otm_setting_doc docs[SET_COUNT + 1] = {
+#define OTM_SETTING_DOC(id, alias, k, lo, hi, field, def, range, meaning)    \
+    {"OMPTARGET_MPI_" #id, alias, def, range, meaning},
+    OTM_SETTINGS(OTM_SETTING_DOC)
+#undef OTM_SETTING_DOC
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+const otm_setting_doc *otm_settings_table(void)
+{
+    return docs;
+}
+
+/* Writes the parsed value into its field; the range check has already made
+ * it fit the field's type. */
+static void store(otm_settings *s, int id, uint64_t v)
+{
+    switch (id) {
+#define OTM_SETTING_STORE(id, alias, k, lo, hi, field, ...)                   \
+    case SET_##id: s->field = v; break;
+    OTM_SETTINGS(OTM_SETTING_STORE)
+#undef OTM_SETTING_STORE
+    default: break;
+    }
+}
+
+otm_settings otm_settings_default(void)
+{
+    otm_settings s = {
+        .core = otm_config_default(),
+        .handlers = 1,
+        .idle = OTM_IDLE_SLEEP,
+        .spin_ns = 50 * NS_US,
+        .sleep_max_ns = NS_MS,
+        .log_level = OTM_LOG_WARN,
+        .pool = 1,
+        .pool_max = MIB,
+        .info = 0,
+    };
+    /* The core's default of "never" suits the simulator, whose virtual
+     * clock may not advance; a real job should fail rather than hang. */
+    s.core.timeout_ns = 60 * NS_S;
+    return s;
+}
+
+/* ---- lexing ---------------------------------------------------------------- */
+
+/* A word and the value it stands for. */
+typedef struct word {
+    const char *text;
+    uint64_t value;
+} word;
+
+static const word size_units[] = {
+    {"K", KIB}, {"M", MIB}, {"G", GIB}, {NULL, 0}};
+static const word time_units[] = {
+    {"ns", 1}, {"us", NS_US}, {"ms", NS_MS}, {"s", NS_S}, {NULL, 0}};
+static const word bool_words[] = {
+    {"0", 0}, {"1", 1}, {"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
+    {"off", 0}, {"on", 1}, {NULL, 0}};
+static const word idle_words[] = {
+    {"spin", OTM_IDLE_SPIN}, {"yield", OTM_IDLE_YIELD},
+    {"sleep", OTM_IDLE_SLEEP}, {NULL, 0}};
+static const word log_words[] = {
+    {"error", OTM_LOG_ERROR}, {"warn", OTM_LOG_WARN},
+    {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
+
+/* The text [b, e) without surrounding white space. */
+typedef struct span {
+    const char *b, *e;
+} span;
+
+static span trim(const char *text)
+{
+    span t = {text, text + strlen(text)};
+    while (t.b < t.e && isspace((unsigned char)*t.b))
+        t.b++;
+    while (t.e > t.b && isspace((unsigned char)t.e[-1]))
+        t.e--;
+    return t;
+}
+
+/* Looks the whole span up in `words`, ignoring case. */
+static int lookup(span t, const word *words, uint64_t *out)
+{
+    size_t n = (size_t)(t.e - t.b);
+    for (const word *w = words; w->text; w++) {
+        if (strlen(w->text) == n && strncasecmp(w->text, t.b, n) == 0) {
+            *out = w->value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Consumes the leading decimal digits of *t; fails on none or overflow.
+ * A sign is not a digit, so "-1" and "+1" fail here. */
+static int digits(span *t, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = t->b;
+    for (; p < t->e && isdigit((unsigned char)*p); p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (p == t->b)
+        return 0;
+    t->b = p;
+    *out = v;
+    return 1;
+}
+
+/* A number followed by nothing (scaled by `bare`) or by one of `units`. */
+static int scaled(span t, const word *units, uint64_t bare, uint64_t *out)
+{
+    uint64_t n, unit = bare;
+    if (!digits(&t, &n))
+        return 0;
+    if (t.b < t.e && !lookup(t, units, &unit))
+        return 0;
+    if (unit && n > UINT64_MAX / unit)
+        return 0;
+    *out = n * unit;
+    return 1;
+}
+
+/* Parses `text` as `k`; bare durations are in units of `bare_ns`. */
+static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
+{
+    span t = trim(text);
+    switch (k) {
+    case K_COUNT: return digits(&t, out) && t.b == t.e;
+    case K_BYTES: return scaled(t, size_units, 1, out);
+    case K_DURATION: return scaled(t, time_units, bare_ns, out);
+    case K_BOOL: return lookup(t, bool_words, out);
+    case K_IDLE: return lookup(t, idle_words, out);
+    case K_LOG:
+        return lookup(t, log_words, out) ||
+               (digits(&t, out) && t.b == t.e);
+    }
+    return 0;
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+/* The seed's EVENT_POLLING_RATE was a bare number of microseconds; reading
+ * it as milliseconds would make the old spelling sleep 1000 times longer. */
+static uint64_t bare_unit(int id, int via_alias)
+{
+    return via_alias && id == SET_SLEEP_MAX ? NS_US : NS_MS;
+}
+
+static void report(char *err, size_t errlen, int id, int via_alias,
+                   const char *value)
+{
+    if (!err || !errlen)
+        return;
+    const otm_setting_doc *d = &docs[id];
+    char note[80] = "";
+    if (via_alias)
+        snprintf(note, sizeof note, " (alias of %s)", d->name);
+    /* Cap the echoed value: the sentence must fit one line of a log. */
+    snprintf(err, errlen, "%s=%.64s%s: expected %s%s",
+             via_alias ? d->alias : d->name, value,
+             strlen(value) > 64 ? "..." : "", d->range, note);
+}
+
+/* Reads one variable into *s; the OMPTARGET_MPI_ name wins over the alias.
+ * Returns 0 and writes err on a bad value. */
+static int load_one(otm_settings *s, int id,
+                    const char *(*get)(void *ctx, const char *name),
+                    void *ctx, char *err, size_t errlen)
+{
+    const otm_setting_doc *d = &docs[id];
+    const char *value = get(ctx, d->name);
+    int via_alias = 0;
+    if (!value && d->alias) {
+        value = get(ctx, d->alias);
+        via_alias = value != NULL;
+    }
+    if (!value)
+        return 1;
+    uint64_t v;
+    if (!parse(specs[id].kind, value, bare_unit(id, via_alias), &v) ||
+        v < specs[id].min || v > specs[id].max) {
+        report(err, errlen, id, via_alias, value);
+        return 0;
+    }
+    store(s, id, v);
+    return 1;
+}
+
+static const char *env_get(void *ctx, const char *name)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+otm_status otm_settings_load(otm_settings *s,
+                             const char *(*get)(void *ctx, const char *name),
+                             void *ctx, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!s)
+        return OTM_ERR_INVALID;
+    if (!get)
+        get = env_get;
+    otm_settings next = otm_settings_default();
+    *s = next;
+    for (int id = 0; id < SET_COUNT; id++)
+        if (!load_one(&next, id, get, ctx, err, errlen))
+            return OTM_ERR_INVALID;
+    /* The ranges above match the core's, so this only fires if the two
+     * drift apart; it still must not let a bad config through. */
+    if (otm_config_check(&next.core)) {
+        if (err && errlen)
+            snprintf(err, errlen, "OMPTARGET_MPI_*: the core rejects these "
+                     "settings (its limits and settings.c disagree)");
+        return OTM_ERR_INVALID;
+    }
+    *s = next;
+    return OTM_OK;
+}

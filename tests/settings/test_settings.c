@@ -1,0 +1,478 @@
+/*
+ * test_settings.c - the environment parser, driven through a fake
+ * environment.
+ *
+ * Each variable gets values that must be accepted (with the value they must
+ * produce) and values that must be refused: out of range on both sides,
+ * negative, overflowing, empty, badly suffixed. Refusals must name the
+ * variable and leave the settings at their defaults.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "otm/settings.h"
+
+#define MIB (1024ull * 1024ull)
+#define NS_US 1000ull
+#define NS_MS 1000000ull
+#define NS_S 1000000000ull
+
+/* ---- a fake environment ---------------------------------------------------- */
+
+typedef struct env {
+    const char *name[4];
+    const char *value[4];
+    int count;
+} env;
+
+static const char *env_get(void *ctx, const char *name)
+{
+    const env *e = ctx;
+    for (int i = 0; i < e->count; i++)
+        if (strcmp(e->name[i], name) == 0)
+            return e->value[i];
+    return NULL;
+}
+
+static void env_set(env *e, const char *name, const char *value)
+{
+    assert_true(e->count < 4);
+    e->name[e->count] = name;
+    e->value[e->count] = value;
+    e->count++;
+}
+
+/* Loads settings from the one variable name=value. */
+static otm_status load1(const char *name, const char *value, otm_settings *s,
+                        char *err, size_t errlen)
+{
+    env e = {.count = 0};
+    env_set(&e, name, value);
+    return otm_settings_load(s, env_get, &e, err, errlen);
+}
+
+/* ---- reading fields by variable name ---------------------------------------- */
+
+static uint64_t field(const otm_settings *s, const char *name)
+{
+    static const char prefix[] = "OMPTARGET_MPI_";
+    const char *n = name + sizeof prefix - 1;
+    if (!strcmp(n, "FRAGMENT_SIZE")) return s->core.frag_size;
+    if (!strcmp(n, "NUM_COMMS")) return (uint64_t)s->core.ncomms;
+    if (!strcmp(n, "INLINE_MAX")) return s->core.inline_max;
+    if (!strcmp(n, "WINDOW")) return (uint64_t)s->core.window;
+    if (!strcmp(n, "TAG_SPACE")) return (uint64_t)s->core.tag_space;
+    if (!strcmp(n, "TIMEOUT")) return s->core.timeout_ns;
+    if (!strcmp(n, "HANDLERS")) return (uint64_t)s->handlers;
+    if (!strcmp(n, "IDLE")) return (uint64_t)s->idle;
+    if (!strcmp(n, "SPIN")) return s->spin_ns;
+    if (!strcmp(n, "SLEEP_MAX")) return s->sleep_max_ns;
+    if (!strcmp(n, "LOG_LEVEL")) return (uint64_t)s->log_level;
+    if (!strcmp(n, "POOL")) return (uint64_t)s->pool;
+    if (!strcmp(n, "POOL_MAX")) return s->pool_max;
+    if (!strcmp(n, "INFO")) return (uint64_t)s->info;
+    fail_msg("no field for %s", name);
+    return 0;
+}
+
+/* Every variable the plugin has; the table must list exactly these. */
+static const char *const all_names[] = {
+    "OMPTARGET_MPI_FRAGMENT_SIZE", "OMPTARGET_MPI_NUM_COMMS",
+    "OMPTARGET_MPI_INLINE_MAX",    "OMPTARGET_MPI_WINDOW",
+    "OMPTARGET_MPI_TAG_SPACE",     "OMPTARGET_MPI_TIMEOUT",
+    "OMPTARGET_MPI_HANDLERS",      "OMPTARGET_MPI_IDLE",
+    "OMPTARGET_MPI_SPIN",          "OMPTARGET_MPI_SLEEP_MAX",
+    "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
+    "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_INFO",
+};
+#define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
+
+static int settings_equal(const otm_settings *a, const otm_settings *b)
+{
+    for (int i = 0; i < NVARS; i++)
+        if (field(a, all_names[i]) != field(b, all_names[i]))
+            return 0;
+    return 1;
+}
+
+/* A settings value no load produces, to see that *s is overwritten. */
+static otm_settings garbage(void)
+{
+    otm_settings s;
+    memset(&s, 0x5a, sizeof s);
+    return s;
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static void check_accepted(const char *name, const char *value, uint64_t want)
+{
+    otm_settings s = garbage();
+    char err[256] = "untouched";
+    otm_status st = load1(name, value, &s, err, sizeof err);
+    if (st != OTM_OK)
+        fail_msg("%s=\"%s\" refused: %s", name, value, err);
+    assert_string_equal(err, "");
+    if (field(&s, name) != want)
+        fail_msg("%s=\"%s\" gave %llu, want %llu", name, value,
+                 (unsigned long long)field(&s, name),
+                 (unsigned long long)want);
+}
+
+static void check_refused(const char *name, const char *value)
+{
+    otm_settings s = garbage();
+    otm_settings def = otm_settings_default();
+    char err[256] = "";
+    otm_status st = load1(name, value, &s, err, sizeof err);
+    if (st != OTM_ERR_INVALID)
+        fail_msg("%s=\"%s\" accepted", name, value);
+    if (!strstr(err, name) || !strstr(err, "expected "))
+        fail_msg("%s=\"%s\": error \"%s\" names neither variable nor range",
+                 name, value, err);
+    assert_null(strchr(err, '\n'));
+    assert_true(settings_equal(&s, &def));
+}
+
+typedef struct good {
+    const char *text;
+    uint64_t value;
+} good;
+
+typedef struct var_case {
+    const char *name;
+    good ok[12];            /* ends at text == NULL */
+    const char *bad[20];    /* ends at NULL */
+} var_case;
+
+/* Refused by every variable: not a value of any kind. */
+static const char *const bad_everywhere[] = {
+    "", "   ", "-1", "+1", "abc", "99999999999999999999",
+    "18446744073709551616", "1 2", "1.5", "0x10", "\t-", NULL};
+
+static const var_case cases[] = {
+    {"OMPTARGET_MPI_FRAGMENT_SIZE",
+     {{"1", 1}, {"2147483647", INT_MAX}, {"1K", 1024}, {"3k", 3072},
+      {"64M", 64 * MIB}, {"1G", 1024 * MIB}, {" 2M\t", 2 * MIB},
+      {"0001", 1}, {NULL, 0}},
+     {"0", "2147483648", "2G", "-1M", "1 M", "1MB", "1KiB", "M", "1T",
+      "17179869184G", "18014398509481984K", NULL}},
+    {"OMPTARGET_MPI_NUM_COMMS",
+     {{"1", 1}, {"64", 64}, {" 8 ", 8}, {NULL, 0}},
+     {"0", "65", "4K", "4x", "true", NULL}},
+    {"OMPTARGET_MPI_INLINE_MAX",
+     {{"0", 0}, {"4K", 4096}, {"1M", MIB}, {"1048576", MIB}, {NULL, 0}},
+     {"1048577", "1025K", "2M", "1G", "-0", NULL}},
+    {"OMPTARGET_MPI_WINDOW",
+     {{"1", 1}, {"4", 4}, {NULL, 0}},
+     {"0", "5", "2K", NULL}},
+    {"OMPTARGET_MPI_TAG_SPACE",
+     {{"1", 1}, {"2147483647", INT_MAX}, {"65535", 65535}, {NULL, 0}},
+     {"0", "2147483648", "64K", NULL}},
+    {"OMPTARGET_MPI_TIMEOUT",
+     {{"0", 0}, {"5", 5 * NS_MS}, {"5ms", 5 * NS_MS}, {"250us", 250 * NS_US},
+      {"7ns", 7}, {"60s", 60 * NS_S}, {"604800s", 604800 * NS_S},
+      {"2S", 2 * NS_S}, {" 10 ", 10 * NS_MS}, {"0s", 0}, {NULL, 0}},
+     {"604801s", "604800001", "1m", "1h", "5 s", "s", "ms5",
+      "18446744073709551615s", "18446744073709551615ms", NULL}},
+    {"OMPTARGET_MPI_HANDLERS",
+     {{"1", 1}, {"64", 64}, {NULL, 0}},
+     {"0", "65", NULL}},
+    {"OMPTARGET_MPI_IDLE",
+     {{"spin", OTM_IDLE_SPIN}, {"YIELD", OTM_IDLE_YIELD},
+      {" sleep ", OTM_IDLE_SLEEP}, {NULL, 0}},
+     {"0", "2", "busy", "sleepy", "spin yield", NULL}},
+    {"OMPTARGET_MPI_SPIN",
+     {{"0", 0}, {"1s", NS_S}, {"50us", 50 * NS_US}, {"1000", NS_S},
+      {NULL, 0}},
+     {"1001", "1000001us", "2s", NULL}},
+    {"OMPTARGET_MPI_SLEEP_MAX",
+     {{"0", 0}, {"1", NS_MS}, {"1s", NS_S}, {"100us", 100 * NS_US},
+      {NULL, 0}},
+     {"1001", "1000000001ns", NULL}},
+    {"OMPTARGET_MPI_LOG_LEVEL",
+     {{"0", 0}, {"1", 1}, {"2", 2}, {"3", 3}, {"error", 0}, {"WARN", 1},
+      {"info", 2}, {"Debug", 3}, {" debug ", 3}, {NULL, 0}},
+     {"4", "verbose", "warning", "1K", NULL}},
+    {"OMPTARGET_MPI_POOL",
+     {{"0", 0}, {"1", 1}, {"true", 1}, {"False", 0}, {"yes", 1}, {"NO", 0},
+      {"on", 1}, {"off", 0}, {" On ", 1}, {NULL, 0}},
+     {"2", "onn", "y", "n", "enabled", NULL}},
+    {"OMPTARGET_MPI_POOL_MAX",
+     {{"0", 0}, {"1G", 1024 * MIB}, {"1M", MIB}, {NULL, 0}},
+     {"1025M", "1073741825", "2G", NULL}},
+    {"OMPTARGET_MPI_INFO",
+     {{"1", 1}, {"0", 0}, {"TRUE", 1}, {"off", 0}, {NULL, 0}},
+     {"2", "maybe", NULL}},
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static void test_every_variable_has_cases(void **state)
+{
+    assert_int_equal(NCASES, NVARS);
+    for (int i = 0; i < NVARS; i++)
+        assert_string_equal(cases[i].name, all_names[i]);
+}
+
+static void test_valid_values(void **state)
+{
+    for (int i = 0; i < NCASES; i++)
+        for (const good *g = cases[i].ok; g->text; g++)
+            check_accepted(cases[i].name, g->text, g->value);
+}
+
+static void test_invalid_values(void **state)
+{
+    for (int i = 0; i < NCASES; i++) {
+        for (const char *const *b = cases[i].bad; *b; b++)
+            check_refused(cases[i].name, *b);
+        for (const char *const *b = bad_everywhere; *b; b++)
+            check_refused(cases[i].name, *b);
+    }
+}
+
+static void test_defaults(void **state)
+{
+    otm_settings def = otm_settings_default();
+    assert_int_equal(otm_config_check(&def.core), OTM_OK);
+    otm_config core = otm_config_default();
+    assert_int_equal(def.core.frag_size, core.frag_size);
+    assert_int_equal(def.core.frag_size, 64 * MIB);
+    assert_int_equal(def.core.ncomms, 4);
+    assert_int_equal(def.core.inline_max, 4096);
+    assert_int_equal(def.core.window, 4);
+    assert_int_equal(def.core.tag_space, 65535);
+    assert_int_equal(def.core.timeout_ns, 60 * NS_S);
+    assert_int_equal(def.handlers, 1);
+    assert_int_equal(def.idle, OTM_IDLE_SLEEP);
+    assert_int_equal(def.spin_ns, 50 * NS_US);
+    assert_int_equal(def.sleep_max_ns, NS_MS);
+    assert_int_equal(def.log_level, OTM_LOG_WARN);
+    assert_int_equal(def.pool, 1);
+    assert_int_equal(def.pool_max, MIB);
+    assert_int_equal(def.info, 0);
+
+    env e = {.count = 0};
+    otm_settings s = garbage();
+    char err[8] = "x";
+    assert_int_equal(otm_settings_load(&s, env_get, &e, err, sizeof err),
+                     OTM_OK);
+    assert_string_equal(err, "");
+    assert_true(settings_equal(&s, &def));
+}
+
+/* The table's Default column must be what the plugin really uses. */
+static void test_default_texts_parse_to_defaults(void **state)
+{
+    otm_settings def = otm_settings_default();
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++)
+        check_accepted(d->name, d->def, field(&def, d->name));
+}
+
+static void test_table(void **state)
+{
+    const otm_setting_doc *t = otm_settings_table();
+    int n = 0;
+    for (; t[n].name; n++) {
+        assert_true(n < NVARS);
+        assert_string_equal(t[n].name, all_names[n]);
+        assert_true(t[n].def && t[n].def[0]);
+        assert_true(t[n].range && t[n].range[0]);
+        assert_true(t[n].meaning && strlen(t[n].meaning) > 10);
+        assert_true(!t[n].alias || !strncmp(t[n].alias, "OMPCLUSTER_", 11));
+        /* A '|' would break the README's markdown table. */
+        assert_null(strchr(t[n].range, '|'));
+        assert_null(strchr(t[n].meaning, '|'));
+    }
+    assert_int_equal(n, NVARS);
+    assert_null(t[n].alias);
+}
+
+/* The seed's spellings, exactly as the seed's getenv calls wrote them. */
+static void test_aliases(void **state)
+{
+    static const char *const pairs[][2] = {
+        {"OMPTARGET_MPI_FRAGMENT_SIZE", "OMPCLUSTER_MPI_FRAGMENT_SIZE"},
+        {"OMPTARGET_MPI_NUM_COMMS", "OMPCLUSTER_NUM_EVENT_COMM"},
+        {"OMPTARGET_MPI_HANDLERS", "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS"},
+        {"OMPTARGET_MPI_SLEEP_MAX", "OMPCLUSTER_EVENT_POLLING_RATE"},
+    };
+    int aliased = 0;
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++) {
+        if (!d->alias)
+            continue;
+        aliased++;
+        int found = 0;
+        for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+            found |= !strcmp(d->name, pairs[i][0]) &&
+                     !strcmp(d->alias, pairs[i][1]);
+        assert_true(found);
+    }
+    assert_int_equal(aliased, 4);
+}
+
+static void test_alias_alone(void **state)
+{
+    otm_settings s;
+    char err[256];
+    assert_int_equal(load1("OMPCLUSTER_MPI_FRAGMENT_SIZE", "100000000", &s,
+                           err, sizeof err), OTM_OK);
+    assert_int_equal(s.core.frag_size, 100000000);
+    assert_int_equal(load1("OMPCLUSTER_NUM_EVENT_COMM", "10", &s, err,
+                           sizeof err), OTM_OK);
+    assert_int_equal(s.core.ncomms, 10);
+    assert_int_equal(load1("OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", "3", &s, err,
+                           sizeof err), OTM_OK);
+    assert_int_equal(s.handlers, 3);
+    /* The seed's polling rate was bare microseconds. */
+    assert_int_equal(load1("OMPCLUSTER_EVENT_POLLING_RATE", "1", &s, err,
+                           sizeof err), OTM_OK);
+    assert_int_equal(s.sleep_max_ns, NS_US);
+    assert_int_equal(load1("OMPCLUSTER_EVENT_POLLING_RATE", "2ms", &s, err,
+                           sizeof err), OTM_OK);
+    assert_int_equal(s.sleep_max_ns, 2 * NS_MS);
+}
+
+static void test_alias_precedence(void **state)
+{
+    env e = {.count = 0};
+    env_set(&e, "OMPCLUSTER_NUM_EVENT_COMM", "10");
+    env_set(&e, "OMPTARGET_MPI_NUM_COMMS", "2");
+    otm_settings s;
+    char err[256];
+    assert_int_equal(otm_settings_load(&s, env_get, &e, err, sizeof err),
+                     OTM_OK);
+    assert_int_equal(s.core.ncomms, 2);
+
+    /* The alias is not even read when the name is set. */
+    env f = {.count = 0};
+    env_set(&f, "OMPCLUSTER_NUM_EVENT_COMM", "garbage");
+    env_set(&f, "OMPTARGET_MPI_NUM_COMMS", "3");
+    assert_int_equal(otm_settings_load(&s, env_get, &f, err, sizeof err),
+                     OTM_OK);
+    assert_int_equal(s.core.ncomms, 3);
+
+    /* ...and a bad name is not rescued by a good alias. */
+    env g = {.count = 0};
+    env_set(&g, "OMPCLUSTER_NUM_EVENT_COMM", "3");
+    env_set(&g, "OMPTARGET_MPI_NUM_COMMS", "0");
+    assert_int_equal(otm_settings_load(&s, env_get, &g, err, sizeof err),
+                     OTM_ERR_INVALID);
+    assert_non_null(strstr(err, "OMPTARGET_MPI_NUM_COMMS=0"));
+}
+
+static void test_alias_error_names_both(void **state)
+{
+    otm_settings s = garbage();
+    otm_settings def = otm_settings_default();
+    char err[256];
+    assert_int_equal(load1("OMPCLUSTER_NUM_EVENT_COMM", "0", &s, err,
+                           sizeof err), OTM_ERR_INVALID);
+    assert_string_equal(err, "OMPCLUSTER_NUM_EVENT_COMM=0: expected an "
+                        "integer in 1..64 (alias of OMPTARGET_MPI_NUM_COMMS)");
+    assert_true(settings_equal(&s, &def));
+}
+
+static void test_error_text(void **state)
+{
+    otm_settings s;
+    char err[256];
+    assert_int_equal(load1("OMPTARGET_MPI_FRAGMENT_SIZE", "abc", &s, err,
+                           sizeof err), OTM_ERR_INVALID);
+    assert_string_equal(err, "OMPTARGET_MPI_FRAGMENT_SIZE=abc: expected "
+                        "bytes in 1..2147483647, suffix K, M or G "
+                        "(e.g. 1048576 or 1M)");
+}
+
+/* A long value is cut in the message; a short buffer still ends in NUL. */
+static void test_error_truncation(void **state)
+{
+    char value[300];
+    memset(value, '7', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    otm_settings s;
+    char err[512];
+    assert_int_equal(load1("OMPTARGET_MPI_WINDOW", value, &s, err, sizeof err),
+                     OTM_ERR_INVALID);
+    assert_true(strlen(err) < 200);
+    assert_non_null(strstr(err, "...: expected an integer in 1..4"));
+
+    char small[12];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(load1("OMPTARGET_MPI_WINDOW", "9", &s, small,
+                           sizeof small), OTM_ERR_INVALID);
+    assert_string_equal(small, "OMPTARGET_M");
+    assert_int_equal(load1("OMPTARGET_MPI_WINDOW", "9", &s, NULL, 0),
+                     OTM_ERR_INVALID);
+}
+
+/* The first bad variable fails the whole load, whatever else is good. */
+static void test_one_bad_fails_all(void **state)
+{
+    env e = {.count = 0};
+    env_set(&e, "OMPTARGET_MPI_WINDOW", "2");
+    env_set(&e, "OMPTARGET_MPI_INFO", "perhaps");
+    env_set(&e, "OMPTARGET_MPI_HANDLERS", "8");
+    otm_settings s = garbage();
+    otm_settings def = otm_settings_default();
+    char err[256];
+    assert_int_equal(otm_settings_load(&s, env_get, &e, err, sizeof err),
+                     OTM_ERR_INVALID);
+    assert_non_null(strstr(err, "OMPTARGET_MPI_INFO=perhaps"));
+    assert_true(settings_equal(&s, &def));
+}
+
+static void test_many_at_once(void **state)
+{
+    env e = {.count = 0};
+    env_set(&e, "OMPTARGET_MPI_WINDOW", "2");
+    env_set(&e, "OMPTARGET_MPI_IDLE", "spin");
+    env_set(&e, "OMPTARGET_MPI_TIMEOUT", "0");
+    env_set(&e, "OMPCLUSTER_MPI_FRAGMENT_SIZE", "1M");
+    otm_settings s;
+    assert_int_equal(otm_settings_load(&s, env_get, &e, NULL, 0), OTM_OK);
+    assert_int_equal(s.core.window, 2);
+    assert_int_equal(s.idle, OTM_IDLE_SPIN);
+    assert_int_equal(s.core.timeout_ns, 0);
+    assert_int_equal(s.core.frag_size, MIB);
+    assert_int_equal(s.core.ncomms, 4);
+    assert_int_equal(otm_config_check(&s.core), OTM_OK);
+}
+
+static void test_null_settings(void **state)
+{
+    env e = {.count = 0};
+    assert_int_equal(otm_settings_load(NULL, env_get, &e, NULL, 0),
+                     OTM_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_variable_has_cases),
+        cmocka_unit_test(test_valid_values),
+        cmocka_unit_test(test_invalid_values),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_default_texts_parse_to_defaults),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_alias_alone),
+        cmocka_unit_test(test_alias_precedence),
+        cmocka_unit_test(test_alias_error_names_both),
+        cmocka_unit_test(test_error_text),
+        cmocka_unit_test(test_error_truncation),
+        cmocka_unit_test(test_one_bad_fails_all),
+        cmocka_unit_test(test_many_at_once),
+        cmocka_unit_test(test_null_settings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
