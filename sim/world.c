@@ -575,32 +575,46 @@ static int check_event(sim_world *w, int r, const otm_event *ev)
                                  r, ev->id);
         return 0;
     }
-    if (ev->tag < 0)
-        return 0;
-    if (ev->side == OTM_ORIGIN && !otm_tags_is_live(&w->nodes[r].tags[ev->comm], ev->tag))
+    if (ev->tag >= 0 && ev->side == OTM_ORIGIN &&
+        !otm_tags_is_live(&w->nodes[r].tags[ev->comm], ev->tag))
         return violation(w, "event %" PRIu64 " holds tag %d that is not live", ev->id, ev->tag);
-    for (const otm_event *o = ev->all_next; o; o = o->all_next)
-        if (!otm_event_ended(o) && o->tag >= 0 && o->side == ev->side && same_key(ev, o))
-            return violation(w, "rank %d: events %" PRIu64 " and %" PRIu64
-                             " share comm %d tag %d", r, ev->id, o->id, ev->comm, ev->tag);
     return 0;
+}
+
+/* No two live events of a rank share (communicator, tag[, peer]). */
+static int check_keys(sim_world *w, int r, const otm_event **held, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (held[i]->side == held[j]->side && same_key(held[i], held[j]))
+                return violation(w, "rank %d: events %" PRIu64 " and %" PRIu64
+                                 " share comm %d tag %d", r, held[i]->id,
+                                 held[j]->id, held[i]->comm, held[i]->tag);
+    return 0;
+}
+
+static int check_rank(sim_world *w, int r)
+{
+    const otm_event *held[256];
+    size_t n = 0;
+    for (const otm_event *ev = w->nodes[r].all; ev; ev = ev->all_next) {
+        if (check_event(w, r, ev))
+            return -1;
+        if (!otm_event_ended(ev) && ev->tag >= 0 && n < sizeof held / sizeof *held)
+            held[n++] = ev;
+    }
+    return check_keys(w, r, held, n);
 }
 
 static int check_invariants(sim_world *w)
 {
     if (sim_net_misuse(w->net))
         return violation(w, "MPI misused (%" PRIu64 " times)", sim_net_misuse(w->net));
-    for (int r = 0; r < w->nranks; r++) {
-        if (!w->node_up[r])
-            continue;
-        for (const otm_event *ev = w->nodes[r].all; ev; ev = ev->all_next)
-            if (check_event(w, r, ev))
-                return -1;
-    }
+    for (int r = 0; r < w->nranks; r++)
+        if (w->node_up[r] && check_rank(w, r))
+            return -1;
     return 0;
 }
-
-/* ---- stepping ---------------------------------------------------------------- */
 
 /* ---- partial-order reduction ---------------------------------------------------- */
 

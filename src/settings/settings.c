@@ -290,19 +290,28 @@ static uint64_t bare_unit(int id, int via_alias)
     return via_alias && id == SET_SLEEP_MAX ? NS_US : NS_MS;
 }
 
+/* The value as the error echoes it: at most 64 characters, with control
+ * characters shown as '?', so the sentence stays one line of a log. */
+static void echo_value(char out[72], const char *value)
+{
+    size_t n = 0;
+    for (; value[n] && n < 64; n++)
+        out[n] = iscntrl((unsigned char)value[n]) ? '?' : value[n];
+    strcpy(out + n, value[n] ? "..." : "");
+}
+
 static void report(char *err, size_t errlen, int id, int via_alias,
                    const char *value)
 {
     if (!err || !errlen)
         return;
     const otm_setting_doc *d = &docs[id];
-    char note[80] = "";
+    char shown[72], note[80] = "";
+    echo_value(shown, value);
     if (via_alias)
         snprintf(note, sizeof note, " (alias of %s)", d->name);
-    /* Cap the echoed value: the sentence must fit one line of a log. */
-    snprintf(err, errlen, "%s=%.64s%s: expected %s%s",
-             via_alias ? d->alias : d->name, value,
-             strlen(value) > 64 ? "..." : "", d->range, note);
+    snprintf(err, errlen, "%s=%s: expected %s%s",
+             via_alias ? d->alias : d->name, shown, d->range, note);
 }
 
 /* Reads one variable into *s; the OMPTARGET_MPI_ name wins over the alias.

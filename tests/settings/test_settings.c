@@ -155,7 +155,8 @@ typedef struct var_case {
 /* Refused by every variable: not a value of any kind. */
 static const char *const bad_everywhere[] = {
     "", "   ", "-1", "+1", "abc", "99999999999999999999",
-    "18446744073709551616", "1 2", "1.5", "0x10", "\t-", NULL};
+    "18446744073709551616", "1 2", "1.5", "0x10", "\t-", "1\n2", "1\r2",
+    "\x01", "1\xc3\xa9", NULL};
 
 static const var_case cases[] = {
     {"OMPTARGET_MPI_FRAGMENT_SIZE",

@@ -1,0 +1,67 @@
+/*
+ * otm/settings.h - every environment variable of the plugin, parsed and
+ * validated in this one place.
+ *
+ * Each variable is named OMPTARGET_MPI_<NAME>; the seed project's
+ * OMPCLUSTER_<NAME> spellings are accepted as aliases where one existed (the
+ * OMPTARGET_MPI_ name wins when both are set). A bad value is an error that
+ * names the variable, the value and the accepted range; the settings are
+ * then left at their defaults and the caller refuses to start (no silent
+ * fallback). The table otm_settings_table() lists every variable with its
+ * default, range and meaning: the README's table is checked against it.
+ */
+#ifndef OTM_SETTINGS_H
+#define OTM_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "otm/node.h"
+#include "otm/status.h"
+
+typedef enum otm_idle_policy {
+    OTM_IDLE_SPIN = 0,      /* never sleep: lowest latency, a core per thread */
+    OTM_IDLE_YIELD,         /* spin, then sched_yield */
+    OTM_IDLE_SLEEP,         /* spin, then yield, then sleep with back-off */
+} otm_idle_policy;
+
+typedef struct otm_settings {
+    otm_config core;        /* ncomms, frag_size, inline_max, window,
+                             * tag_space, timeout_ns */
+    int handlers;           /* kernel handler threads per worker, 1..64 */
+    otm_idle_policy idle;
+    uint64_t spin_ns;       /* busy-poll this long before yielding */
+    uint64_t sleep_max_ns;  /* longest back-off sleep */
+    int log_level;          /* otm_log_level: 0 error .. 3 debug */
+    int pool;               /* reuse device allocations (0/1) */
+    uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
+    int info;               /* print the device map at start (0/1) */
+} otm_settings;
+
+/* One row of the table of variables. */
+typedef struct otm_setting_doc {
+    const char *name;       /* "OMPTARGET_MPI_FRAGMENT_SIZE" */
+    const char *alias;      /* "OMPCLUSTER_FRAGMENT_SIZE" or NULL */
+    const char *def;        /* default, as text */
+    const char *range;      /* accepted values, as text */
+    const char *meaning;    /* one sentence */
+} otm_setting_doc;
+
+/* The defaults. */
+otm_settings otm_settings_default(void);
+
+/* Reads every variable through `get` (getenv in production; tests pass
+ * their own). On error returns OTM_ERR_INVALID, writes one line into err
+ * ("OMPTARGET_MPI_FRAGMENT_SIZE=abc: expected bytes in 1..2147483647, e.g.
+ * 1048576 or 1M") and leaves *s at the defaults. Sizes accept a K/M/G
+ * suffix (powers of 1024); durations accept ns/us/ms/s suffixes (no suffix:
+ * milliseconds); booleans accept 0/1/true/false/yes/no/on/off. Leading and
+ * trailing spaces are ignored; anything else trailing is an error. */
+otm_status otm_settings_load(otm_settings *s,
+                             const char *(*get)(void *ctx, const char *name),
+                             void *ctx, char *err, size_t errlen);
+
+/* The table of every variable, terminated by a row with name == NULL. */
+const otm_setting_doc *otm_settings_table(void);
+
+#endif
