@@ -114,12 +114,12 @@ static otm_status table_counts(const unsigned char *p, size_t size,
 
     *shnum = eh->e_shnum;
     *phnum = eh->e_phnum;
+    if (eh->e_shoff == 0 && *phnum == PN_XNUM)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "device image keeps its segment count in a section "
+                    "header table it does not have");
     if (eh->e_shoff == 0)
-        return *phnum == PN_XNUM
-                   ? fail(OTM_ERR_INVALID, err, errlen,
-                          "device image keeps its segment count in a section "
-                          "header table it does not have")
-                   : OTM_OK;
+        return OTM_OK;
     if (eh->e_shentsize != sizeof(Elf64_Shdr))
         return fail(OTM_ERR_INVALID, err, errlen,
                     "device image has section headers of %u bytes, not %zu",
@@ -137,8 +137,16 @@ static otm_status table_counts(const unsigned char *p, size_t size,
     return OTM_OK;
 }
 
-/* Both header tables lie inside the buffer. A count is below 2^32 and an
- * entry is 64 bytes, so count * entry cannot overflow. */
+/* True when a table of count entries of entsize bytes at off lies inside
+ * the buffer. The count comes from the image (up to 2^64 - 1 for sections),
+ * so it is bounded before the product is formed. */
+static int table_in_bounds(uint64_t off, uint64_t count, size_t entsize,
+                           size_t size)
+{
+    return count <= size / entsize && in_bounds(off, count * entsize, size);
+}
+
+/* Both header tables lie inside the buffer. */
 static otm_status check_tables(const Elf64_Ehdr *eh, size_t size,
                                uint64_t shnum, uint64_t phnum, char *err,
                                size_t errlen)
@@ -156,12 +164,12 @@ static otm_status check_tables(const Elf64_Ehdr *eh, size_t size,
         return fail(OTM_ERR_INVALID, err, errlen,
                     "device image has program headers of %u bytes, not %zu",
                     eh->e_phentsize, sizeof(Elf64_Phdr));
-    if (!in_bounds(eh->e_phoff, phnum * sizeof(Elf64_Phdr), size))
+    if (!table_in_bounds(eh->e_phoff, phnum, sizeof(Elf64_Phdr), size))
         return fail(OTM_ERR_INVALID, err, errlen,
                     "device image's %llu program headers at offset %llu run "
                     "past its end (%zu bytes)", (unsigned long long)phnum,
                     (unsigned long long)eh->e_phoff, size);
-    if (!in_bounds(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
+    if (!table_in_bounds(eh->e_shoff, shnum, sizeof(Elf64_Shdr), size))
         return fail(OTM_ERR_INVALID, err, errlen,
                     "device image's %llu section headers at offset %llu run "
                     "past its end (%zu bytes)", (unsigned long long)shnum,

@@ -5,6 +5,8 @@
  */
 #include "fixture_image.h"
 
+#include <unistd.h>
+
 #ifndef FX_WHICH
 #define FX_WHICH 1
 #endif
@@ -65,6 +67,11 @@ void fx_sum40(void *out, void *v1, void *v2, void *v3, void *v4, void *v5,
                       31 * V(v31) + 32 * V(v32) + 33 * V(v33) + 34 * V(v34) +
                       35 * V(v35) + 36 * V(v36) + 37 * V(v37) + 38 * V(v38) +
                       39 * V(v39);
+}
+
+void fx_getpid(void *out)
+{
+    *(int64_t *)out = getpid();
 }
 
 int fx_which(void)

@@ -38,6 +38,11 @@ void fx_sum40(void *out, void *v1, void *v2, void *v3, void *v4, void *v5,
               void *v32, void *v33, void *v34, void *v35, void *v36,
               void *v37, void *v38, void *v39);
 
+/* 1 argument: *out = getpid(). The kernel runs in the caller's process;
+ * and through getpid the fixture links libc, whose symbols must not pass
+ * for the image's own. */
+void fx_getpid(void *out);
+
 /* Which build of the fixture this is: FX_WHICH (1 normal, 2 NODELETE). */
 int fx_which(void);
 

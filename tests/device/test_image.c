@@ -164,12 +164,16 @@ static void test_symbols(void **state)
 {
     fixtures *fx = *state;
     otm_image *img = load(&fx->image);
+    int64_t pid = 0;
+    void *args[1] = {&pid};
     void *direct;
 
     sym(img, "fx_tick");
     sym(img, "fx_add");
     sym(img, "fx_sum20");
     sym(img, "fx_global");
+    call(sym(img, "fx_getpid"), args, 1);
+    assert_int_equal(pid, getpid());
     assert_null(otm_image_symbol(img, "fx_no_such_symbol"));
     assert_null(otm_image_symbol(img, NULL));
     assert_null(otm_image_symbol(NULL, "fx_add"));
@@ -429,7 +433,7 @@ static int ours(const char *path)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
-    char link[64], target[PATH_MAX];
+    char link[300], target[PATH_MAX];
     ssize_t n;
     int found = count_maps(path) > 0;
 
@@ -652,16 +656,29 @@ static void edit_phnum_extended_huge(unsigned char *p, size_t size)
     memcpy(p, &eh, sizeof(eh));
 }
 
-static void edit_shnum_extended_huge(unsigned char *p, size_t size)
+static void set_shnum_extended(unsigned char *p, uint64_t count)
 {
     Elf64_Ehdr eh = get_ehdr(p);
     Elf64_Shdr s0;
 
-    (void)size;
-    edit_section0(p, &s0)->sh_size = 1u << 20;
+    edit_section0(p, &s0)->sh_size = count;
     memcpy(p + eh.e_shoff, &s0, sizeof(s0));
     eh.e_shnum = 0;
     memcpy(p, &eh, sizeof(eh));
+}
+
+static void edit_shnum_extended_huge(unsigned char *p, size_t size)
+{
+    (void)size;
+    set_shnum_extended(p, 1u << 20);
+}
+
+/* 2^58 section headers of 64 bytes are 2^64 bytes: a product that wraps
+ * to 0 and would fit any buffer. */
+static void edit_shnum_extended_wraps(unsigned char *p, size_t size)
+{
+    (void)size;
+    set_shnum_extended(p, (uint64_t)1 << 58);
 }
 
 static void edit_phentsize(unsigned char *p, size_t size)
@@ -765,6 +782,7 @@ static void test_bad_headers(void **state)
         {"e_phnum 0", edit_phnum_zero},
         {"PN_XNUM, sh_info 2^32-1", edit_phnum_extended_huge},
         {"e_shnum 0, sh_size 2^20", edit_shnum_extended_huge},
+        {"e_shnum 0, sh_size 2^58", edit_shnum_extended_wraps},
         {"e_phentsize 32", edit_phentsize},
         {"e_shentsize 32", edit_shentsize},
         {"PT_LOAD past the end", edit_segment_past_end},

@@ -1,0 +1,63 @@
+/*
+ * otm/device.h - what a worker rank does as an OpenMP device: check and load
+ * device images, find their entries, call kernels.
+ *
+ * A device image is the x86_64 ELF shared object that clang embeds in the
+ * program for the x86_64-pc-linux-gnu offload target. It is checked with
+ * libelf before anything else touches it, then loaded from memory with
+ * memfd_create + dlopen("/proc/self/fd/N"): no file is ever written, so
+ * nothing is left behind even if the process dies. The memfd stays open
+ * while the image is loaded.
+ *
+ * Kernels are the image's outlined target functions; libomptarget's x86_64
+ * ABI passes every argument as a pointer-sized value, so a kernel of n
+ * arguments is called as fn(args[0], ..., args[n-1]) through libffi (any n,
+ * no fixed-arity trampolines).
+ *
+ * Errors are values with a sentence in `err` (always NUL-terminated when
+ * errlen > 0); nothing here aborts on bad input.
+ */
+#ifndef OTM_DEVICE_H
+#define OTM_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "otm/status.h"
+
+typedef struct otm_image otm_image;
+
+/* OTM_OK when [start, start + size) is a well-formed ELF64 little-endian
+ * shared object (ET_DYN) for x86_64 (EM_X86_64) whose section and program
+ * headers lie inside the buffer; OTM_ERR_INVALID (with the reason) for
+ * anything else, including NULL/empty input. Never reads outside the
+ * buffer. */
+otm_status otm_image_check(const void *start, size_t size, char *err,
+                           size_t errlen);
+
+/* Checks, then loads the image privately (RTLD_NOW | RTLD_LOCAL). On success
+ * *out owns the handle and the memfd; every load is an independent copy with
+ * its own globals, also of the same bytes. OTM_ERR_INVALID for a bad image or
+ * a NULL out, OTM_ERR_NOMEM (also when the memfd cannot hold the image), or
+ * OTM_ERR_NO_KERNEL when the loader or the system refuses it (the dlerror or
+ * errno text is in err). */
+otm_status otm_image_load(const void *start, size_t size, otm_image **out,
+                          char *err, size_t errlen);
+
+/* The address of symbol `name` defined in the image itself, or NULL. A name
+ * that only the libraries the image links define (libomp, libc) is NULL: it
+ * is not one of the image's kernels or globals. */
+void *otm_image_symbol(otm_image *img, const char *name);
+
+/* Unloads the image and closes its memfd. NULL is a no-op. When the loader
+ * keeps the library mapped (an image marked NODELETE), the memfd stays open
+ * so that its /proc/self/fd name is never reused for another image. */
+void otm_image_unload(otm_image *img);
+
+/* Calls fn(args[0], ..., args[nargs-1]) with every argument passed as a
+ * void *. OTM_ERR_INVALID when fn is NULL, nargs > 4096, or args is NULL with
+ * nargs > 0; OTM_ERR_KERNEL if libffi cannot prepare the call, OTM_ERR_NOMEM.
+ * The kernel's own failures are not seen here: it returns nothing. */
+otm_status otm_kernel_call(void *fn, void **args, uint32_t nargs);
+
+#endif
