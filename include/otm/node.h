@@ -197,8 +197,10 @@ int otm_host_exit_progress(otm_node *node);
  * data event once. Returns 1 if anything moved. */
 int otm_gate_poll_once(otm_node *node);
 
-/* Progresses the kernel events (the first one runs the kernel, which may
- * take long). Returns 1 if anything moved. */
+/* Claims the first kernel event no other handler holds and progresses it
+ * once (the first step runs the kernel, which may take long); frees it if
+ * it ended. Several handler threads may call this concurrently: each runs a
+ * different event. Returns 1 if anything moved. */
 int otm_handler_run_once(otm_node *node);
 
 /* ---- shared -------------------------------------------------------------- */

@@ -711,21 +711,46 @@ int otm_gate_poll_once(otm_node *node)
     return moved | run_list(node, &node->data_head, &node->data_tail);
 }
 
-int otm_handler_run_once(otm_node *node)
+static otm_event *claim_kernel(otm_node *node)
 {
     otm_lock(node);
     otm_event *ev = node->kern_head;
+    while (ev && ev->claimed)
+        ev = ev->next;
+    if (ev)
+        ev->claimed = 1;
     otm_unlock(node);
+    return ev;
+}
+
+/* Unlinks an ended kernel event, or gives an unfinished one back. */
+static void settle_kernel(otm_node *node, otm_event *ev)
+{
+    otm_lock(node);
+    ev->claimed = 0;
+    if (otm_event_ended(ev)) {
+        otm_event **p = &node->kern_head, *prev = NULL;
+        while (*p != ev) {
+            prev = *p;
+            p = &(*p)->next;
+        }
+        *p = ev->next;
+        if (node->kern_tail == ev)
+            node->kern_tail = prev;
+    }
+    otm_unlock(node);
+}
+
+int otm_handler_run_once(otm_node *node)
+{
+    otm_event *ev = claim_kernel(node);
     if (!ev)
         return 0;
     int moved = otm_event_progress(node, ev);
-    if (!otm_event_ended(ev))
+    int ended = otm_event_ended(ev);
+    settle_kernel(node, ev);
+    if (!ended)
         return moved;
-    otm_lock(node);
-    node->kern_head = ev->next;
-    if (!node->kern_head)
-        node->kern_tail = NULL;
-    otm_unlock(node);
     otm_event_free(node, ev);
     return 1;
 }

@@ -1,0 +1,104 @@
+/*
+ * abi.h - the libomptarget plugin interface we serve, declared from the
+ * layouts of LLVM 14 (DESIGN.md §2): stock libomptarget dlopens the plugin
+ * and looks these functions up by name. Only __tgt_rtl_* leave the plugin.
+ */
+#ifndef OTM_ABI_H
+#define OTM_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OFFLOAD_SUCCESS 0
+#define OFFLOAD_FAIL (~0)
+
+/* Kinds of data_alloc (LLVM 14 TargetAllocTy). */
+enum {
+    TARGET_ALLOC_DEVICE = 0,
+    TARGET_ALLOC_HOST = 1,
+    TARGET_ALLOC_SHARED = 2,
+    TARGET_ALLOC_DEFAULT = 3
+};
+
+/* init_requires flags (OMP_REQ_*). */
+#define OMP_REQ_UNIFIED_SHARED_MEMORY 0x008
+
+typedef struct __tgt_offload_entry {
+    void *addr;
+    char *name;
+    size_t size;
+    int32_t flags;
+    int32_t reserved;
+} __tgt_offload_entry;
+
+typedef struct __tgt_device_image {
+    void *ImageStart;
+    void *ImageEnd;
+    __tgt_offload_entry *EntriesBegin;
+    __tgt_offload_entry *EntriesEnd;
+} __tgt_device_image;
+
+typedef struct __tgt_bin_desc {
+    int32_t NumDeviceImages;
+    __tgt_device_image *DeviceImages;
+    __tgt_offload_entry *HostEntriesBegin;
+    __tgt_offload_entry *HostEntriesEnd;
+} __tgt_bin_desc;
+
+typedef struct __tgt_target_table {
+    __tgt_offload_entry *EntriesBegin;
+    __tgt_offload_entry *EntriesEnd;
+} __tgt_target_table;
+
+typedef struct __tgt_async_info {
+    void *Queue;
+} __tgt_async_info;
+
+#define OTM_EXPORT __attribute__((visibility("default")))
+
+OTM_EXPORT int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image);
+OTM_EXPORT int32_t __tgt_rtl_number_of_devices(void);
+OTM_EXPORT int64_t __tgt_rtl_init_requires(int64_t flags);
+OTM_EXPORT int32_t __tgt_rtl_init_device(int32_t id);
+OTM_EXPORT __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image);
+OTM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind);
+OTM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt, void *host, int64_t size);
+OTM_EXPORT int32_t __tgt_rtl_data_submit_async(int32_t id, void *tgt, void *host, int64_t size,
+                                               __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *host, void *tgt, int64_t size);
+OTM_EXPORT int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host, void *tgt, int64_t size,
+                                                 __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_is_data_exchangable(int32_t src, int32_t dst);
+OTM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src, void *sptr, int32_t dst, void *dptr,
+                                           int64_t size);
+OTM_EXPORT int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst,
+                                                 void *dptr, int64_t size,
+                                                 __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt);
+OTM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, void **args,
+                                               ptrdiff_t *offsets, int32_t nargs);
+OTM_EXPORT int32_t __tgt_rtl_run_target_region_async(int32_t id, void *entry, void **args,
+                                                     ptrdiff_t *offsets, int32_t nargs,
+                                                     __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_run_target_team_region(int32_t id, void *entry, void **args,
+                                                    ptrdiff_t *offsets, int32_t nargs,
+                                                    int32_t teams, int32_t threads,
+                                                    uint64_t tripcount);
+OTM_EXPORT int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **args,
+                                                          ptrdiff_t *offsets, int32_t nargs,
+                                                          int32_t teams, int32_t threads,
+                                                          uint64_t tripcount,
+                                                          __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_create_event(int32_t id, void **event);
+OTM_EXPORT int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_sync_event(int32_t id, void *event);
+OTM_EXPORT int32_t __tgt_rtl_destroy_event(int32_t id, void *event);
+OTM_EXPORT int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc);
+OTM_EXPORT int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc);
+OTM_EXPORT int32_t __tgt_rtl_supports_empty_images(void);
+OTM_EXPORT void __tgt_rtl_print_device_info(int32_t id);
+OTM_EXPORT void __tgt_rtl_set_info_flag(uint32_t flags);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * boot.c - the process-wide instance: MPI start-up, settings, the node.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "../shell/idle.h"
+#include "plugin.h"
+
+static otm_plugin *instance;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int log_level = OTM_LOG_WARN;
+
+void otm_plugin_log(int level, const char *fmt, ...)
+{
+    va_list ap;
+    if (level > log_level)
+        return;
+    fputs("omptarget-mpi: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static const char *env_get(void *ctx, const char *name)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+static void hook_lock(void *ctx) { pthread_mutex_lock(&((otm_plugin *)ctx)->lock); }
+static void hook_unlock(void *ctx) { pthread_mutex_unlock(&((otm_plugin *)ctx)->lock); }
+static uint64_t hook_now(void *ctx) { (void)ctx; return otm_clock_ns(); }
+
+static void hook_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    if (level <= log_level)
+        fprintf(stderr, "%s\n", msg);
+}
+
+/* An MPI launcher leaves its mark in the environment. Without one, MPI would
+ * start a singleton job of one rank: say how to launch instead. */
+static int under_launcher(void)
+{
+    static const char *const marks[] = {
+        "PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+        "MPI_LOCALNRANKS", "OMPTARGET_MPI_LAUNCHER"};
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+        if (getenv(marks[i]))
+            return 1;
+    return 0;
+}
+
+static int start_mpi(otm_plugin *p)
+{
+    int inited = 0, provided = 0, size = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            return otm_plugin_log(OTM_LOG_ERROR, "MPI_Init_thread failed: 0 devices"), -1;
+        p->mpi_owned = 1;
+        if (provided < MPI_THREAD_MULTIPLE)
+            return otm_plugin_log(OTM_LOG_ERROR, "the MPI library does not provide "
+                                  "MPI_THREAD_MULTIPLE: 0 devices"), -1;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2)
+        return otm_plugin_log(OTM_LOG_WARN, "only one MPI rank, so 0 devices; run "
+                              "`omptarget-mpirun -n N ./app` with N >= 2 "
+                              "(rank 0 runs the program, the others are devices)"), -1;
+    return 0;
+}
+
+static otm_hooks hooks_for(otm_plugin *p)
+{
+    otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
+                   .log = hook_log, .ctx = p};
+    return h;
+}
+
+static otm_plugin *start(void)
+{
+    char err[256];
+    otm_plugin *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->pool_lock, NULL);
+    if (otm_settings_load(&p->settings, env_get, NULL, err, sizeof err)) {
+        otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
+        return free(p), NULL;
+    }
+    log_level = p->settings.log_level;
+    if (!under_launcher()) {
+        otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
+                       "run `omptarget-mpirun -n N ./app` (N >= 2)");
+        return free(p), NULL;
+    }
+    otm_hooks h = hooks_for(p);
+    if (start_mpi(p) || otm_node_init(&p->node, &p->settings.core, &h)) {
+        if (p->mpi_owned)
+            MPI_Finalize();
+        return free(p), NULL;
+    }
+    p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
+    if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
+        otm_node_fini(&p->node);
+        if (p->mpi_owned)
+            MPI_Finalize();
+        return free(p), NULL;
+    }
+    return p;
+}
+
+static void start_once(void)
+{
+    instance = start();
+}
+
+otm_plugin *otm_plugin_get(void)
+{
+    pthread_once(&once, start_once);
+    return instance;
+}
+
+otm_plugin *otm_plugin_host(void)
+{
+    otm_plugin *p = otm_plugin_get();
+    return p && p->role == OTM_ROLE_HOST ? p : NULL;
+}

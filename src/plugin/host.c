@@ -1,0 +1,161 @@
+/*
+ * host.c - rank 0: the devices, their queues, and the exit.
+ *
+ * Every entry point may be called from several host threads at once (nowait
+ * targets run on hidden helper threads). Each queue has its own lock, held
+ * while it is progressed; the node's shared state has the node lock; MPI is
+ * initialised with MPI_THREAD_MULTIPLE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../shell/idle.h"
+#include "plugin.h"
+
+int otm_host_start(otm_plugin *p)
+{
+    p->ndevices = p->node.size - 1;
+    p->devices = calloc((size_t)p->ndevices, sizeof *p->devices);
+    if (!p->devices)
+        return -1;
+    for (int i = 0; i < p->ndevices; i++)
+        p->devices[i].rank = i + 1;
+    return 0;
+}
+
+otm_device *otm_host_device(int32_t id)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (!p || id < 0 || id >= p->ndevices) {
+        otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
+        return NULL;
+    }
+    return &p->devices[id];
+}
+
+otm_pqueue *otm_pqueue_new(otm_plugin *p)
+{
+    otm_pqueue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    pthread_mutex_init(&q->lock, NULL);
+    q->refs = 1;
+    otm_queue_init(&p->node, &q->q);
+    return q;
+}
+
+void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
+{
+    pthread_mutex_lock(&p->lock);
+    int left = --q->refs;
+    pthread_mutex_unlock(&p->lock);
+    if (left)
+        return;
+    otm_queue_fini(&p->node, &q->q);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
+{
+    if (!ai->Queue)
+        ai->Queue = otm_pqueue_new(p);
+    return ai->Queue;
+}
+
+/* Progresses q once under its lock; returns whether it moved. */
+static int pump(otm_plugin *p, otm_pqueue *q, int *empty)
+{
+    pthread_mutex_lock(&q->lock);
+    int moved = otm_queue_progress(&p->node, &q->q);
+    *empty = otm_queue_empty(&q->q);
+    pthread_mutex_unlock(&q->lock);
+    return moved;
+}
+
+otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+{
+    otm_idle idle;
+    int empty = 0;
+    otm_idle_init(&idle, &p->settings);
+    for (;;) {
+        int moved = pump(p, q, &empty);
+        if (empty)
+            break;
+        otm_idle_after(&idle, moved);
+    }
+    pthread_mutex_lock(&q->lock);
+    otm_status st = (otm_status)q->q.status;
+    q->q.status = OTM_OK;
+    pthread_mutex_unlock(&q->lock);
+    return st;
+}
+
+int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
+{
+    otm_idle idle;
+    int empty = 0;
+    otm_idle_init(&idle, &p->settings);
+    while (!otm_event_ended(ev))
+        otm_idle_after(&idle, pump(p, q, &empty));
+    return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
+}
+
+int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
+                           __tgt_async_info *ai, const char *what)
+{
+    otm_pqueue *q = ai ? otm_async_queue(p, ai) : otm_pqueue_new(p);
+    if (!q) {
+        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
+        return OFFLOAD_FAIL;
+    }
+    pthread_mutex_lock(&q->lock);
+    otm_status st = otm_host_enqueue(&p->node, &q->q, op, NULL);
+    pthread_mutex_unlock(&q->lock);
+    if (!ai && st == OTM_OK)
+        st = otm_pqueue_wait(p, q);
+    if (!ai)
+        otm_pqueue_unref(p, q);
+    if (st) {
+        otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what,
+                       op->rank - 1, otm_status_text(st));
+        return OFFLOAD_FAIL;
+    }
+    return OFFLOAD_SUCCESS;
+}
+
+/* ---- exit ---- */
+
+static void free_tables(otm_plugin *p)
+{
+    int images = p->desc ? p->desc->NumDeviceImages : 0;
+    for (int d = 0; d < p->ndevices; d++) {
+        otm_device *dev = &p->devices[d];
+        for (int i = 0; dev->tables && i < images; i++)
+            free(dev->tables[i].EntriesBegin);
+        free(dev->tables);
+        while (dev->pool) {
+            otm_pool_entry *e = dev->pool;
+            dev->pool = e->next;
+            free(e);
+        }
+        free(dev->live);
+    }
+    free(p->devices);
+    for (size_t i = 0; i < p->npinned; i++)
+        free(p->pinned[i]);
+    free(p->pinned);
+}
+
+void otm_host_stop(otm_plugin *p)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, &p->settings);
+    otm_host_exit_begin(&p->node);
+    while (p->node.life != OTM_LIFE_DONE)
+        otm_idle_after(&idle, otm_host_exit_progress(&p->node));
+    if (p->node.exit_failures)
+        otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
+                       p->node.exit_failures);
+    free_tables(p);
+}

@@ -1,0 +1,515 @@
+/*
+ * rtl.c - the __tgt_rtl_* entry points libomptarget calls.
+ *
+ * Each one checks its arguments (they come from libomptarget and from the
+ * user's program through it), turns the call into an operation of the core,
+ * and reports failure as OFFLOAD_FAIL with a line on stderr saying why.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+#define POOL_ENTRIES_MAX 256
+
+static int32_t fail(const char *fmt, const char *what, int32_t id)
+{
+    otm_plugin_log(OTM_LOG_ERROR, fmt, what, (int)id);
+    return OFFLOAD_FAIL;
+}
+
+/* The device, or NULL (logged) for a bad id or a process without devices. */
+static otm_device *device(int32_t id)
+{
+    return otm_host_device(id);
+}
+
+int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
+{
+    char err[160];
+    if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart)
+        return 0;
+    size_t size = (size_t)((char *)image->ImageEnd - (char *)image->ImageStart);
+    return otm_image_check(image->ImageStart, size, err, sizeof err) == OTM_OK;
+}
+
+int32_t __tgt_rtl_number_of_devices(void)
+{
+    otm_plugin *p = otm_plugin_get();
+    if (!p)
+        return 0;
+    /* A worker reports one device so that libomptarget calls register_lib,
+     * where the worker starts serving. */
+    return p->role == OTM_ROLE_HOST ? p->ndevices : 1;
+}
+
+int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
+{
+    otm_plugin *p = otm_plugin_get();
+    if (!p)
+        return OFFLOAD_SUCCESS;
+    p->desc = desc;
+    if (p->role == OTM_ROLE_WORKER)
+        otm_worker_main(p);
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
+{
+    (void)desc;
+    otm_plugin *p = otm_plugin_host();
+    if (!p || p->node.life == OTM_LIFE_DONE)
+        return OFFLOAD_SUCCESS;
+    otm_host_stop(p);
+    otm_node_fini(&p->node);
+    if (p->mpi_owned)
+        MPI_Finalize();
+    return OFFLOAD_SUCCESS;
+}
+
+int64_t __tgt_rtl_init_requires(int64_t flags)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (p && (flags & OMP_REQ_UNIFIED_SHARED_MEMORY)) {
+        otm_plugin_log(OTM_LOG_ERROR, "the program requires unified shared memory, "
+                       "which cannot work across processes: its devices are disabled");
+        p->usm_requested = 1;
+    }
+    return flags;
+}
+
+int32_t __tgt_rtl_init_device(int32_t id)
+{
+    otm_device *d = device(id);
+    if (!d)
+        return OFFLOAD_FAIL;
+    if (otm_plugin_host()->usm_requested)
+        return fail("%s: device %d not started", "unified shared memory", id);
+    d->initialized = 1;
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_supports_empty_images(void)
+{
+    return 0;
+}
+
+/* ---- images ---- */
+
+static int image_index(const otm_plugin *p, const __tgt_device_image *image)
+{
+    for (int i = 0; p->desc && i < p->desc->NumDeviceImages; i++)
+        if (&p->desc->DeviceImages[i] == image)
+            return i;
+    return -1;
+}
+
+/* The table libomptarget uses: the image's entries with the worker's
+ * addresses (kernels are called by these, globals read and written). */
+static __tgt_target_table *make_table(otm_device *d, int index,
+                                      const __tgt_device_image *image,
+                                      const otm_entry *got, uint64_t n)
+{
+    __tgt_target_table *t = &d->tables[index];
+    free(t->EntriesBegin);
+    t->EntriesBegin = calloc(n ? n : 1, sizeof *t->EntriesBegin);
+    if (!t->EntriesBegin)
+        return NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        t->EntriesBegin[i] = image->EntriesBegin[i];
+        t->EntriesBegin[i].addr = (void *)(uintptr_t)got[i].addr;
+    }
+    t->EntriesEnd = t->EntriesBegin + n;
+    return t;
+}
+
+__tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
+{
+    otm_device *d = device(id);
+    otm_plugin *p = otm_plugin_host();
+    int index = d ? image_index(p, image) : -1;
+    if (index < 0)
+        return fail("%s for device %d", "load_binary: unknown image", id), NULL;
+    if (!d->tables && !(d->tables = calloc((size_t)p->desc->NumDeviceImages, sizeof *d->tables)))
+        return NULL;
+    uint64_t n = (uint64_t)(image->EntriesEnd - image->EntriesBegin), got = 0;
+    otm_entry *e = calloc(n ? n : 1, sizeof *e);
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .arg = (uint64_t)index,
+                 .host = e, .size = n, .result = &got};
+    __tgt_target_table *t = NULL;
+    if (e && otm_host_submit_op(p, &op, NULL, "load_binary") == OFFLOAD_SUCCESS) {
+        if (got == n)
+            t = make_table(d, index, image, e, n);
+        else
+            fail("%s (device %d)", "load_binary: the device image has other entries", id);
+    }
+    free(e);
+    return t;
+}
+
+/* ---- memory ---- */
+
+static void *alloc_pinned(otm_plugin *p, int64_t size)
+{
+    void *ptr = malloc(size ? (size_t)size : 1);
+    pthread_mutex_lock(&p->pool_lock);
+    if (ptr && p->npinned == p->pinned_cap) {
+        size_t cap = p->pinned_cap ? 2 * p->pinned_cap : 16;
+        void **grown = realloc(p->pinned, cap * sizeof *grown);
+        if (grown) {
+            p->pinned = grown;
+            p->pinned_cap = cap;
+        }
+    }
+    if (ptr && p->npinned < p->pinned_cap)
+        p->pinned[p->npinned++] = ptr;
+    else if (ptr)
+        free(ptr), ptr = NULL;
+    pthread_mutex_unlock(&p->pool_lock);
+    return ptr;
+}
+
+static int free_pinned(otm_plugin *p, void *ptr)
+{
+    int found = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (size_t i = 0; i < p->npinned && !found; i++) {
+        if (p->pinned[i] == ptr) {
+            p->pinned[i] = p->pinned[--p->npinned];
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    if (found)
+        free(ptr);
+    return found;
+}
+
+/* Takes a pooled allocation of exactly `size` bytes, or returns 0. */
+static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
+{
+    uint64_t addr = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (otm_pool_entry **e = &d->pool; *e; e = &(*e)->next) {
+        if ((*e)->size == size) {
+            otm_pool_entry *hit = *e;
+            *e = hit->next;
+            addr = hit->addr;
+            free(hit);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    return addr;
+}
+
+static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
+{
+    pthread_mutex_lock(&p->pool_lock);
+    if (d->nlive == d->live_cap) {
+        size_t cap = d->live_cap ? 2 * d->live_cap : 64;
+        otm_live *grown = realloc(d->live, cap * sizeof *grown);
+        if (grown) {
+            d->live = grown;
+            d->live_cap = cap;
+        }
+    }
+    if (d->nlive < d->live_cap)   /* else: not pooled, deleted for real */
+        d->live[d->nlive++] = (otm_live){addr, size};
+    pthread_mutex_unlock(&p->pool_lock);
+}
+
+/* Keeps a freed allocation in the pool when it is known and small enough.
+ * Returns 1 if it was kept. */
+static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
+{
+    int kept = 0, entries = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (otm_pool_entry *e = d->pool; e; e = e->next)
+        entries++;
+    for (size_t i = d->nlive; i-- > 0;) {
+        if (d->live[i].addr != addr)
+            continue;
+        otm_pool_entry *e = entries < POOL_ENTRIES_MAX ? malloc(sizeof *e) : NULL;
+        if (e) {
+            *e = (otm_pool_entry){addr, d->live[i].size, d->pool};
+            d->pool = e;
+            kept = 1;
+        }
+        d->live[i] = d->live[--d->nlive];
+        break;
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    return kept;
+}
+
+void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
+{
+    (void)host;
+    otm_device *d = device(id);
+    otm_plugin *p = otm_plugin_host();
+    if (!d || size < 0)
+        return fail("%s on device %d: bad size", "data_alloc", id), NULL;
+    if (kind == TARGET_ALLOC_HOST)
+        return alloc_pinned(p, size);
+    if (kind == TARGET_ALLOC_SHARED)
+        return fail("%s on device %d: shared memory cannot span processes",
+                    "data_alloc", id), NULL;
+    int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
+    uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
+    if (addr)
+        return (void *)(uintptr_t)addr;
+    otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
+                 .arg = (uint64_t)kind, .result = &addr};
+    if (otm_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
+        return NULL;
+    if (pooled)
+        live_add(p, d, addr, (uint64_t)size);
+    return (void *)(uintptr_t)addr;
+}
+
+int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
+{
+    otm_device *d = device(id);
+    otm_plugin *p = otm_plugin_host();
+    if (!d)
+        return OFFLOAD_FAIL;
+    if (!tgt)
+        return fail("%s on device %d: NULL pointer", "data_delete", id);
+    if (free_pinned(p, tgt) || pool_keep(p, d, (uint64_t)(uintptr_t)tgt))
+        return OFFLOAD_SUCCESS;
+    otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
+    return otm_host_submit_op(p, &op, NULL, "data_delete");
+}
+
+/* ---- transfers ---- */
+
+static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
+                        int64_t size, __tgt_async_info *ai, const char *what)
+{
+    otm_device *d = device(id);
+    if (!d)
+        return OFFLOAD_FAIL;
+    if (size < 0 || (size > 0 && (!tgt || !host)))
+        return fail("%s on device %d: bad pointer or size", what, id);
+    if (size == 0)
+        return OFFLOAD_SUCCESS;
+    otm_op op = {.kind = kind, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt,
+                 .host = host, .size = (uint64_t)size};
+    return otm_host_submit_op(otm_plugin_host(), &op, ai, what);
+}
+
+int32_t __tgt_rtl_data_submit(int32_t id, void *tgt, void *host, int64_t size)
+{
+    return transfer(id, OTM_KIND_SUBMIT, tgt, host, size, NULL, "data_submit");
+}
+
+int32_t __tgt_rtl_data_submit_async(int32_t id, void *tgt, void *host, int64_t size,
+                                    __tgt_async_info *ai)
+{
+    if (!ai)
+        return fail("%s on device %d: no async info", "data_submit_async", id);
+    return transfer(id, OTM_KIND_SUBMIT, tgt, host, size, ai, "data_submit");
+}
+
+int32_t __tgt_rtl_data_retrieve(int32_t id, void *host, void *tgt, int64_t size)
+{
+    return transfer(id, OTM_KIND_RETRIEVE, tgt, host, size, NULL, "data_retrieve");
+}
+
+int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host, void *tgt, int64_t size,
+                                      __tgt_async_info *ai)
+{
+    if (!ai)
+        return fail("%s on device %d: no async info", "data_retrieve_async", id);
+    return transfer(id, OTM_KIND_RETRIEVE, tgt, host, size, ai, "data_retrieve");
+}
+
+int32_t __tgt_rtl_is_data_exchangable(int32_t src, int32_t dst)
+{
+    otm_plugin *p = otm_plugin_host();
+    return p && src >= 0 && src < p->ndevices && dst >= 0 && dst < p->ndevices;
+}
+
+int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst, void *dptr,
+                                      int64_t size, __tgt_async_info *ai)
+{
+    otm_device *s = device(src), *d = device(dst);
+    if (!s || !d)
+        return OFFLOAD_FAIL;
+    if (size < 0 || (size > 0 && (!sptr || !dptr)))
+        return fail("%s from device %d: bad pointer or size", "data_exchange", src);
+    if (size == 0)
+        return OFFLOAD_SUCCESS;
+    otm_op op = {.kind = OTM_KIND_EXCHANGE, .rank = s->rank, .peer = d->rank,
+                 .addr = (uint64_t)(uintptr_t)sptr, .addr2 = (uint64_t)(uintptr_t)dptr,
+                 .size = (uint64_t)size};
+    return otm_host_submit_op(otm_plugin_host(), &op, ai, "data_exchange");
+}
+
+int32_t __tgt_rtl_data_exchange(int32_t src, void *sptr, int32_t dst, void *dptr,
+                                int64_t size)
+{
+    return __tgt_rtl_data_exchange_async(src, sptr, dst, dptr, size, NULL);
+}
+
+/* ---- kernels ---- */
+
+int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **args,
+                                               ptrdiff_t *offsets, int32_t nargs,
+                                               int32_t teams, int32_t threads,
+                                               uint64_t tripcount, __tgt_async_info *ai)
+{
+    (void)tripcount;
+    otm_device *d = device(id);
+    if (!d)
+        return OFFLOAD_FAIL;
+    if (!entry || nargs < 0 || (nargs > 0 && !args))
+        return fail("%s on device %d: bad kernel or arguments", "run_target_region", id);
+    uint64_t *vals = calloc((size_t)nargs + 1, sizeof *vals);
+    int64_t *offs = calloc((size_t)nargs + 1, sizeof *offs);
+    int32_t rc = OFFLOAD_FAIL;
+    if (vals && offs) {
+        for (int32_t i = 0; i < nargs; i++) {
+            vals[i] = (uint64_t)(uintptr_t)args[i];
+            offs[i] = offsets ? (int64_t)offsets[i] : 0;
+        }
+        otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = d->rank,
+                     .arg = (uint64_t)(uintptr_t)entry, .nargs = (uint32_t)nargs,
+                     .args = vals, .offsets = offs,
+                     .teams = (uint64_t)(teams > 0 ? teams : 1),
+                     .threads = (uint64_t)(threads > 0 ? threads : 0)};
+        rc = otm_host_submit_op(otm_plugin_host(), &op, ai, "run_target_region");
+    }
+    free(vals);
+    free(offs);
+    return rc;
+}
+
+int32_t __tgt_rtl_run_target_team_region(int32_t id, void *entry, void **args,
+                                         ptrdiff_t *offsets, int32_t nargs, int32_t teams,
+                                         int32_t threads, uint64_t tripcount)
+{
+    return __tgt_rtl_run_target_team_region_async(id, entry, args, offsets, nargs, teams,
+                                                  threads, tripcount, NULL);
+}
+
+int32_t __tgt_rtl_run_target_region_async(int32_t id, void *entry, void **args,
+                                          ptrdiff_t *offsets, int32_t nargs,
+                                          __tgt_async_info *ai)
+{
+    return __tgt_rtl_run_target_team_region_async(id, entry, args, offsets, nargs, 1, 0,
+                                                  0, ai);
+}
+
+int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, void **args,
+                                    ptrdiff_t *offsets, int32_t nargs)
+{
+    return __tgt_rtl_run_target_team_region_async(id, entry, args, offsets, nargs, 1, 0,
+                                                  0, NULL);
+}
+
+/* ---- queues and events ---- */
+
+int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (!device(id))
+        return OFFLOAD_FAIL;
+    if (!ai || !ai->Queue)
+        return OFFLOAD_SUCCESS;
+    otm_pqueue *q = ai->Queue;
+    otm_status st = otm_pqueue_wait(p, q);
+    ai->Queue = NULL;
+    otm_pqueue_unref(p, q);
+    if (st)
+        return fail("%s (device %d)", otm_status_text(st), id);
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_create_event(int32_t id, void **event)
+{
+    if (!device(id) || !event)
+        return OFFLOAD_FAIL;
+    *event = calloc(1, sizeof(otm_pevent));
+    return *event ? OFFLOAD_SUCCESS : OFFLOAD_FAIL;
+}
+
+static void pevent_clear(otm_plugin *p, otm_pevent *e)
+{
+    if (e->ev)
+        otm_event_unref(&p->node, e->ev);
+    if (e->queue)
+        otm_pqueue_unref(p, e->queue);
+    e->ev = NULL;
+    e->queue = NULL;
+}
+
+int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
+{
+    otm_plugin *p = otm_plugin_host();
+    otm_pevent *e = event;
+    if (!device(id) || !e || !ai)
+        return OFFLOAD_FAIL;
+    otm_pqueue *q = otm_async_queue(p, ai);
+    if (!q)
+        return OFFLOAD_FAIL;
+    pevent_clear(p, e);
+    pthread_mutex_lock(&q->lock);
+    e->ev = otm_queue_last(&p->node, &q->q);
+    pthread_mutex_unlock(&q->lock);
+    if (e->ev) {
+        pthread_mutex_lock(&p->lock);
+        q->refs++;
+        pthread_mutex_unlock(&p->lock);
+        e->queue = q;
+    }
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *ai)
+{
+    otm_plugin *p = otm_plugin_host();
+    otm_pevent *e = event;
+    if (!device(id) || !e || !ai)
+        return OFFLOAD_FAIL;
+    if (!e->ev)
+        return OFFLOAD_SUCCESS;   /* recorded on an empty queue */
+    otm_op op = {.kind = OTM_KIND_SYNC, .target = e->ev};
+    return otm_host_submit_op(p, &op, ai, "wait_event");
+}
+
+int32_t __tgt_rtl_sync_event(int32_t id, void *event)
+{
+    otm_plugin *p = otm_plugin_host();
+    otm_pevent *e = event;
+    if (!device(id) || !e)
+        return OFFLOAD_FAIL;
+    if (!e->ev)
+        return OFFLOAD_SUCCESS;
+    int st = otm_event_wait(p, e->queue, e->ev);
+    return st ? fail("%s (device %d)", otm_status_text(st), id) : OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (!device(id) || !event)
+        return OFFLOAD_FAIL;
+    pevent_clear(p, event);
+    free(event);
+    return OFFLOAD_SUCCESS;
+}
+
+void __tgt_rtl_print_device_info(int32_t id)
+{
+    otm_device *d = device(id);
+    if (d)
+        printf("    omptarget-mpi device %d: MPI rank %d\n", (int)id, d->rank);
+}
+
+void __tgt_rtl_set_info_flag(uint32_t flags)
+{
+    (void)flags;
+}

@@ -1,0 +1,116 @@
+/*
+ * worker.c - a rank >= 1 as an OpenMP device.
+ *
+ * The worker reaches here from register_lib, inside the program's first
+ * constructor: it serves the host until EXIT, then finalises MPI and leaves
+ * with _exit, so the program's main never runs on a worker and no
+ * destructor of libomptarget runs against a half-torn-down plugin.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "../shell/idle.h"
+#include "plugin.h"
+
+static otm_status load_image(void *ctx, uint64_t index, const otm_entry **out,
+                             uint64_t *count)
+{
+    otm_plugin *p = ctx;
+    char err[256];
+    if (!p->desc || index >= (uint64_t)p->desc->NumDeviceImages)
+        return OTM_ERR_NO_KERNEL;
+    otm_loaded *l = &p->loaded[index];
+    __tgt_device_image *img = &p->desc->DeviceImages[index];
+    uint64_t n = (uint64_t)(img->EntriesEnd - img->EntriesBegin);
+    if (!l->image) {
+        size_t size = (size_t)((char *)img->ImageEnd - (char *)img->ImageStart);
+        otm_status st = otm_image_load(img->ImageStart, size, &l->image, err, sizeof err);
+        if (st)
+            return otm_plugin_log(OTM_LOG_ERROR, "rank %d: image %llu: %s", p->node.rank,
+                                  (unsigned long long)index, err), st;
+        l->entries = calloc(n ? n : 1, sizeof *l->entries);
+        if (!l->entries)
+            return OTM_ERR_NOMEM;
+        for (uint64_t i = 0; i < n; i++) {
+            __tgt_offload_entry *e = &img->EntriesBegin[i];
+            void *addr = otm_image_symbol(l->image, e->name);
+            if (!addr)
+                return otm_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the "
+                                      "device image", p->node.rank, e->name),
+                       OTM_ERR_NO_KERNEL;
+            l->entries[i] = (otm_entry){(uint64_t)(uintptr_t)addr, e->size};
+        }
+        l->count = n;
+    }
+    *out = l->entries;
+    *count = l->count;
+    return OTM_OK;
+}
+
+static otm_status run_kernel(void *ctx, uint64_t kernel, void **args,
+                             uint32_t nargs, uint64_t teams, uint64_t threads)
+{
+    (void)ctx, (void)teams, (void)threads;
+    return otm_kernel_call((void *)(uintptr_t)kernel, args, nargs);
+}
+
+otm_device_ops otm_worker_device_ops(otm_plugin *p)
+{
+    otm_device_ops ops = {.load_image = load_image, .run_kernel = run_kernel, .ctx = p};
+    return ops;
+}
+
+typedef struct handler_arg {
+    otm_plugin *p;
+    atomic_int *stop;
+} handler_arg;
+
+static void *handler_loop(void *arg)
+{
+    handler_arg *h = arg;
+    otm_idle idle;
+    otm_idle_init(&idle, &h->p->settings);
+    while (!atomic_load(h->stop))
+        otm_idle_after(&idle, otm_handler_run_once(&h->p->node));
+    return NULL;
+}
+
+static void gate_loop(otm_plugin *p)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, &p->settings);
+    while (p->node.life != OTM_LIFE_DONE)
+        otm_idle_after(&idle, otm_gate_poll_once(&p->node));
+}
+
+void otm_worker_main(otm_plugin *p)
+{
+    int n = p->settings.handlers;
+    pthread_t threads[64];
+    atomic_int stop = 0;
+    handler_arg arg = {p, &stop};
+    p->loaded = calloc((size_t)(p->desc ? p->desc->NumDeviceImages : 0) + 1,
+                       sizeof *p->loaded);
+    p->node.hooks.device = otm_worker_device_ops(p);
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&threads[i], NULL, handler_loop, &arg))
+            n = i;
+    if (n == 0 || !p->loaded) {
+        otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    gate_loop(p);
+    atomic_store(&stop, 1);
+    for (int i = 0; i < n; i++)
+        pthread_join(threads[i], NULL);
+    otm_node_fini(&p->node);
+    if (p->mpi_owned)
+        MPI_Finalize();
+    fflush(NULL);
+    _exit(0);
+}

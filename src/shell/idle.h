@@ -1,0 +1,31 @@
+/*
+ * idle.h - what a polling thread does when there was nothing to do.
+ *
+ * The core never blocks, so every thread of the shell is a loop around a
+ * core step function. The idle policy decides how such a loop waits when a
+ * step made no progress: spin for `spin_ns`, then yield, then (policy
+ * SLEEP) sleep with exponential back-off up to `sleep_max_ns`. Any progress
+ * resets it. The thread's timer slack is lowered to 1 ns first: Linux's
+ * default of 50 us turns every short sleep into a long one.
+ */
+#ifndef OTM_IDLE_H
+#define OTM_IDLE_H
+
+#include <stdint.h>
+
+#include "otm/settings.h"
+
+typedef struct otm_idle {
+    otm_idle_policy policy;
+    uint64_t spin_ns, sleep_max_ns;
+    uint64_t idle_since;    /* 0: last step made progress */
+    uint64_t sleep_ns;      /* current back-off */
+} otm_idle;
+
+void otm_idle_init(otm_idle *idle, const otm_settings *s);
+/* Call after every step with whether it moved. */
+void otm_idle_after(otm_idle *idle, int moved);
+/* Monotonic clock in ns. */
+uint64_t otm_clock_ns(void);
+
+#endif
