@@ -157,5 +157,8 @@ void otm_host_stop(otm_plugin *p)
     if (p->node.exit_failures)
         otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
                        p->node.exit_failures);
+    else
+        otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
+                       p->ndevices);
     free_tables(p);
 }
