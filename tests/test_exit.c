@@ -124,6 +124,7 @@ static void test_dead_worker_times_out(void **state)
         sim_config cfg = sim_config_default();
         cfg.seed = seed;
         cfg.node.timeout_ns = 1000000;
+        cfg.node.kernel_timeout_ns = 5000000;
         scn s;
         assert_int_equal(scn_open(&s, &cfg, 2), 0);
         s.keep = 1;

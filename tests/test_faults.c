@@ -50,6 +50,7 @@ static outcome run_with(const fault *f, uint64_t seed)
     sim_config cfg = sim_config_default();
     cfg.seed = seed;
     cfg.node.timeout_ns = 1000000;
+    cfg.node.kernel_timeout_ns = 5000000;
     scn s;
     if (scn_open(&s, &cfg, 2))
         return (outcome){SIM_VIOLATION, 0, 0};
@@ -81,6 +82,7 @@ static uint64_t count_calls(int rank, sim_fn fn, uint64_t seed)
     sim_config cfg = sim_config_default();
     cfg.seed = seed;
     cfg.node.timeout_ns = 1000000;
+    cfg.node.kernel_timeout_ns = 5000000;
     scn s;
     assert_int_equal(scn_open(&s, &cfg, 2), 0);
     enqueue_all_kinds(&s);

@@ -157,7 +157,7 @@ struct otm_event {
     otm_frag_plan plan;
     uint64_t posted;        /* fragments posted */
     uint64_t moved;         /* fragments completed */
-    uint64_t deadline;      /* clock value after which the event times out */
+    uint64_t last_move;     /* clock value of its last progress (timeouts) */
     otm_event *target;      /* SYNC */
     MPI_Request req[OTM_SLOTS];
     uint16_t recv_mask;     /* which slots hold receives */

@@ -81,6 +81,7 @@ typedef struct otm_config {
     int tag_space;          /* tags per communicator, >= 1 (clamped to UB) */
     int window;             /* fragments in flight per event, 1..4 */
     uint64_t timeout_ns;    /* no progress for this long fails; 0 = never */
+    uint64_t kernel_timeout_ns; /* EXECUTE waiting for its kernel; 0 = never */
 } otm_config;
 
 /* The defaults documented in the README. */

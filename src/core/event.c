@@ -168,7 +168,7 @@ int otm_event_fail(otm_node *node, otm_event *ev, otm_status st)
     ev->step = OTM_AT_CANCEL;
     if (ev->state < OTM_WAITING)
         otm_set_state(ev, OTM_WAITING);
-    ev->deadline = otm_now(node) + node->cfg.timeout_ns;
+    ev->last_move = otm_now(node);
     for (int s = 0; s < OTM_SLOTS; s++) {
         if (otm_slot_active(ev, s) && slot_is_recv(ev, s) &&
             MPI_Cancel(&ev->req[s]) == MPI_SUCCESS)
@@ -183,7 +183,8 @@ int otm_event_fail(otm_node *node, otm_event *ev, otm_status st)
 static int cancel_progress(otm_node *node, otm_event *ev)
 {
     int moved = 0;
-    int late = node->cfg.timeout_ns && otm_now(node) >= ev->deadline;
+    int late = node->cfg.timeout_ns &&
+               otm_now(node) - ev->last_move >= node->cfg.timeout_ns;
     for (int s = 0; s < OTM_SLOTS; s++) {
         if (!otm_slot_active(ev, s))
             continue;
@@ -276,12 +277,22 @@ void otm_plan_payload(otm_node *node, otm_event *ev, uint64_t total,
 
 /* ---- entry point ---------------------------------------------------------- */
 
+/* A host EXECUTE waiting for its reply is waiting for the user's kernel,
+ * which may rightly run for hours: it has a limit of its own. */
+static int running_kernel(const otm_event *ev)
+{
+    return ev->kind == OTM_KIND_EXECUTE && ev->side == OTM_ORIGIN &&
+           ev->step == OTM_AT_REPLY;
+}
+
 static int timed_out(otm_node *node, const otm_event *ev)
 {
-    if (!node->cfg.timeout_ns || ev->kind == OTM_KIND_SYNC ||
-        ev->step == OTM_AT_DRAIN || ev->step == OTM_AT_CANCEL)
+    if (ev->kind == OTM_KIND_SYNC || ev->step == OTM_AT_DRAIN ||
+        ev->step == OTM_AT_CANCEL)
         return 0;
-    return otm_now(node) >= ev->deadline;
+    uint64_t limit = running_kernel(ev) ? node->cfg.kernel_timeout_ns
+                                        : node->cfg.timeout_ns;
+    return limit && otm_now(node) - ev->last_move >= limit;
 }
 
 int otm_event_progress(otm_node *node, otm_event *ev)
@@ -307,7 +318,7 @@ int otm_event_progress(otm_node *node, otm_event *ev)
             break;
     }
     if (moved && !otm_event_ended(ev))
-        ev->deadline = otm_now(node) + node->cfg.timeout_ns;
+        ev->last_move = otm_now(node);
     return moved;
 }
 

@@ -100,7 +100,7 @@ otm_event *otm_event_new(otm_node *node, otm_kind kind, otm_side side)
     ev->side = (uint8_t)side;
     ev->tag = ev->comm = -1;
     ev->refs = 1;
-    ev->deadline = otm_now(node) + node->cfg.timeout_ns;
+    ev->last_move = otm_now(node);
     otm_lock(node);
     ev->id = ++node->next_id;
     ev->all_next = node->all;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -79,6 +80,32 @@ static int start_mpi(otm_plugin *p)
     return 0;
 }
 
+/* Every rank sends its host name and pid to rank 0 at start-up (a
+ * collective of the set-up, like the communicator duplications), so that
+ * OMPTARGET_MPI_INFO can print which process serves which device. */
+typedef struct rank_card {
+    char host[72];
+    int64_t pid;
+} rank_card;
+
+static void device_map(otm_plugin *p)
+{
+    rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
+    gethostname(me.host, sizeof me.host - 1);
+    if (p->node.rank == 0)
+        all = calloc((size_t)p->node.size, sizeof *all);
+    int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
+                        MPI_COMM_WORLD);
+    if (all && rc == MPI_SUCCESS && p->settings.info) {
+        otm_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
+                       (long long)all[0].pid);
+        for (int r = 1; r < p->node.size; r++)
+            otm_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
+                           all[r].host, (long long)all[r].pid);
+    }
+    free(all);
+}
+
 static otm_hooks hooks_for(otm_plugin *p)
 {
     otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
@@ -111,6 +138,7 @@ static otm_plugin *start(void)
         return free(p), NULL;
     }
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
+    device_map(p);
     if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
         otm_node_fini(&p->node);
         if (p->mpi_owned)

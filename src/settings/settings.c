@@ -75,8 +75,14 @@ typedef enum kind {
       "a duration in 0..604800s (7 days), suffix ns, us, ms or s, "           \
       "bare number = ms; 0 = never",                                          \
       "An operation that makes no progress for this long fails instead of "   \
-      "hanging (a kernel counts as no progress while it runs); 0 waits "      \
-      "forever.")                                                             \
+      "hanging (a running kernel is bounded by KERNEL_TIMEOUT instead); 0 "   \
+      "waits forever.")                                                       \
+    X(KERNEL_TIMEOUT, NULL, K_DURATION,                                       \
+      0, 604800 * NS_S, core.kernel_timeout_ns, "0",                          \
+      "a duration in 0..604800s (7 days), suffix ns, us, ms or s, "           \
+      "bare number = ms; 0 = never",                                          \
+      "Longest time a target region may run before the host gives up on "     \
+      "it; 0 lets kernels run as long as they need.")                         \
     X(HANDLERS, "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", K_COUNT,                \
       1, 64, handlers, "1",                                                   \
       "an integer in 1..64",                                                  \
@@ -105,17 +111,18 @@ typedef enum kind {
     X(POOL, NULL, K_BOOL,                                                     \
       0, 1, pool, "on",                                                       \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
-      "Device ranks keep freed allocations for reuse instead of returning "   \
-      "them to malloc.")                                                      \
+      "Freed device allocations are kept (still allocated on their device) "  \
+      "and handed out again for the same size, saving a round trip.")        \
     X(POOL_MAX, NULL, K_BYTES,                                                \
       0, GIB, pool_max, "1M",                                                 \
       "bytes in 0..1073741824, suffix K, M or G (e.g. 1048576 or 1M)",        \
-      "Largest allocation the pool keeps; bigger ones go straight back to "   \
-      "malloc.")                                                              \
+      "Largest allocation the pool keeps; bigger ones are freed on the "      \
+      "device at once.")                                                      \
     X(INFO, NULL, K_BOOL,                                                     \
       0, 1, info, "off",                                                      \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
-      "Print the map of devices to ranks and hosts when the plugin starts.")
+      "Print the map of devices to ranks, host names and process ids when "  \
+      "the plugin starts.")
 
 enum {
 #define OTM_SETTING_ID(id, ...) SET_##id,

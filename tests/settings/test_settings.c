@@ -70,6 +70,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "WINDOW")) return (uint64_t)s->core.window;
     if (!strcmp(n, "TAG_SPACE")) return (uint64_t)s->core.tag_space;
     if (!strcmp(n, "TIMEOUT")) return s->core.timeout_ns;
+    if (!strcmp(n, "KERNEL_TIMEOUT")) return s->core.kernel_timeout_ns;
     if (!strcmp(n, "HANDLERS")) return (uint64_t)s->handlers;
     if (!strcmp(n, "IDLE")) return (uint64_t)s->idle;
     if (!strcmp(n, "SPIN")) return s->spin_ns;
@@ -87,6 +88,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_FRAGMENT_SIZE", "OMPTARGET_MPI_NUM_COMMS",
     "OMPTARGET_MPI_INLINE_MAX",    "OMPTARGET_MPI_WINDOW",
     "OMPTARGET_MPI_TAG_SPACE",     "OMPTARGET_MPI_TIMEOUT",
+    "OMPTARGET_MPI_KERNEL_TIMEOUT",
     "OMPTARGET_MPI_HANDLERS",      "OMPTARGET_MPI_IDLE",
     "OMPTARGET_MPI_SPIN",          "OMPTARGET_MPI_SLEEP_MAX",
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
@@ -183,6 +185,10 @@ static const var_case cases[] = {
       {"2S", 2 * NS_S}, {" 10 ", 10 * NS_MS}, {"0s", 0}, {NULL, 0}},
      {"604801s", "604800001", "1m", "1h", "5 s", "s", "ms5",
       "18446744073709551615s", "18446744073709551615ms", NULL}},
+    {"OMPTARGET_MPI_KERNEL_TIMEOUT",
+     {{"0", 0}, {"90s", 90 * NS_S}, {"3600s", 3600 * NS_S}, {"1", NS_MS},
+      {NULL, 0}},
+     {"604801s", "-1", "1h", NULL}},
     {"OMPTARGET_MPI_HANDLERS",
      {{"1", 1}, {"64", 64}, {NULL, 0}},
      {"0", "65", NULL}},
