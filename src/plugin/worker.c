@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -65,47 +66,89 @@ otm_device_ops otm_worker_device_ops(otm_plugin *p)
     return ops;
 }
 
-typedef struct handler_arg {
+/* The handler threads sleep on a condition variable when there is no
+ * kernel to run, and the gate wakes them when it queues one: a kernel
+ * starts within a futex wake-up instead of a polling period, and idle
+ * handlers cost nothing. */
+typedef struct shell {
     otm_plugin *p;
-    atomic_int *stop;
-} handler_arg;
+    pthread_mutex_t m;
+    pthread_cond_t work;
+    atomic_int stop;
+} shell;
+
+static int kernels_waiting(otm_node *node)
+{
+    otm_lock(node);
+    int waiting = 0;
+    for (otm_event *ev = node->kern_head; ev && !waiting; ev = ev->next)
+        waiting = !ev->claimed;
+    otm_unlock(node);
+    return waiting;
+}
 
 static void *handler_loop(void *arg)
 {
-    handler_arg *h = arg;
-    otm_idle idle;
-    otm_idle_init(&idle, &h->p->settings);
-    while (!atomic_load(h->stop))
-        otm_idle_after(&idle, otm_handler_run_once(&h->p->node));
+    shell *sh = arg;
+    otm_node *node = &sh->p->node;
+    while (!atomic_load(&sh->stop)) {
+        if (otm_handler_run_once(node))
+            continue;
+        pthread_mutex_lock(&sh->m);
+        if (!atomic_load(&sh->stop) && !kernels_waiting(node)) {
+            /* The timeout only bounds a missed wake-up. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&sh->work, &sh->m, &ts);
+        }
+        pthread_mutex_unlock(&sh->m);
+    }
     return NULL;
 }
 
-static void gate_loop(otm_plugin *p)
+static void gate_loop(shell *sh)
 {
+    otm_plugin *p = sh->p;
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
-    while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_gate_poll_once(&p->node));
+    while (p->node.life != OTM_LIFE_DONE) {
+        int moved = otm_gate_poll_once(&p->node);
+        if (moved && kernels_waiting(&p->node)) {
+            pthread_mutex_lock(&sh->m);
+            pthread_cond_broadcast(&sh->work);
+            pthread_mutex_unlock(&sh->m);
+        }
+        otm_idle_after(&idle, moved);
+    }
 }
 
 void otm_worker_main(otm_plugin *p)
 {
     int n = p->settings.handlers;
     pthread_t threads[64];
-    atomic_int stop = 0;
-    handler_arg arg = {p, &stop};
+    shell sh = {.p = p};
+    pthread_mutex_init(&sh.m, NULL);
+    pthread_cond_init(&sh.work, NULL);
     p->loaded = calloc((size_t)(p->desc ? p->desc->NumDeviceImages : 0) + 1,
                        sizeof *p->loaded);
     p->node.hooks.device = otm_worker_device_ops(p);
     for (int i = 0; i < n; i++)
-        if (pthread_create(&threads[i], NULL, handler_loop, &arg))
+        if (pthread_create(&threads[i], NULL, handler_loop, &sh))
             n = i;
     if (n == 0 || !p->loaded) {
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    gate_loop(p);
-    atomic_store(&stop, 1);
+    gate_loop(&sh);
+    atomic_store(&sh.stop, 1);
+    pthread_mutex_lock(&sh.m);
+    pthread_cond_broadcast(&sh.work);
+    pthread_mutex_unlock(&sh.m);
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
     uint64_t served = 0;
