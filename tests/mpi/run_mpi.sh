@@ -1,0 +1,107 @@
+#!/bin/sh
+# run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]
+#
+# Runs PROGRAM as an MPI job of NPROCS ranks under MPICH's mpiexec (rank 0
+# the host, ranks 1..NPROCS-1 its devices), with OMPTARGET_MPI_LAUNCHER=1,
+# OMPTARGET_MPI_LOG_LEVEL=info and the given settings, then checks that it
+# shut down cleanly on every rank:
+#   - mpiexec's exit status is 0 (rank 0's main returned 0: its checks
+#     passed), within a timeout of ${MPI_TEST_TIMEOUT:-300} seconds;
+#   - rank 0 printed "omptarget-mpi: rank 0: all K devices acknowledged the
+#     exit" (K = NPROCS - 1);
+#   - each worker rank R printed "omptarget-mpi: rank R exited cleanly"
+#     exactly once, on its own stderr;
+#   - no process of the program is left.
+# TAG is passed to the program as its only argument, so that this run's
+# processes can be told from any other run of the same program.
+set -u
+if [ $# -lt 3 ]; then
+    echo "usage: run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]" >&2
+    exit 2
+fi
+np=$1
+prog=$2
+tag=$3
+shift 3
+timeout_s=${MPI_TEST_TIMEOUT:-300}
+workers=$((np - 1))
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+echo "# mpiexec -n $np $prog $tag, settings: OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info $*"
+start=$(date +%s.%N)
+env OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@" \
+    timeout -k 10 "$timeout_s" "${MPIEXEC:-mpiexec}" -n "$np" \
+    -outfile-pattern "$tmp/out.%r" -errfile-pattern "$tmp/err.%r" \
+    "$prog" "$tag" >"$tmp/mpiexec.out" 2>"$tmp/mpiexec.err"
+status=$?
+end=$(date +%s.%N)
+
+# Show everything each rank printed.
+for r in $(seq 0 "$workers"); do
+    for s in out err; do
+        if [ -s "$tmp/$s.$r" ]; then
+            echo "---- rank $r std$s ----"
+            cat "$tmp/$s.$r"
+        fi
+    done
+done
+for s in out err; do
+    if [ -s "$tmp/mpiexec.$s" ]; then
+        echo "---- mpiexec std$s ----"
+        cat "$tmp/mpiexec.$s"
+    fi
+done
+echo "----"
+
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    fail "timed out after ${timeout_s}s (status $status)"
+elif [ "$status" -ne 0 ]; then
+    fail "exit status $status"
+fi
+
+line="omptarget-mpi: rank 0: all $workers devices acknowledged the exit"
+n=$(grep -c -x -F -e "$line" "$tmp/err.0" 2>/dev/null)
+[ "${n:-0}" -eq 1 ] || fail "rank 0: expected the line \"$line\" once, found ${n:-0}"
+for r in $(seq 1 "$workers"); do
+    n=$(grep -c "^omptarget-mpi: rank $r exited cleanly\( \|$\)" "$tmp/err.$r" 2>/dev/null)
+    [ "${n:-0}" -eq 1 ] ||
+        fail "rank $r: expected \"omptarget-mpi: rank $r exited cleanly\" once, found ${n:-0}"
+    # A worker never reaches main: nothing it prints comes from the program.
+    if grep -q "^ok \|^not ok " "$tmp/out.$r" 2>/dev/null; then
+        fail "rank $r ran the program's main"
+    fi
+done
+grep -q "^# .*: PASS$" "$tmp/out.0" 2>/dev/null || fail "rank 0 did not report PASS"
+
+# Leftover processes of this run: command lines "PROGRAM TAG".
+pattern="^$prog $tag\$"
+left=""
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    left=$(pgrep -f "$pattern")
+    [ -z "$left" ] && break
+    sleep 0.5
+done
+if [ -n "$left" ]; then
+    fail "processes left over: $(echo $left)"
+    for pid in $left; do
+        ps -o pid=,args= -p "$pid"
+        kill -KILL "$pid" 2>/dev/null
+    done
+fi
+
+printf '# %d ranks, %.1f s, ' "$np" "$(awk "BEGIN { print $end - $start }")"
+if [ "$failures" -eq 0 ]; then
+    echo "clean shutdown: status 0, exit acknowledged by $workers device(s), every worker exited cleanly, no process left"
+    exit 0
+fi
+echo "$failures shutdown check(s) failed"
+exit 1
