@@ -140,7 +140,8 @@ struct otm_node {
     size_t nkernels, kernels_cap;
     uint8_t *sink;                  /* receives payloads being discarded */
     MPI_Request gate_req;           /* notification being received */
-    uint8_t *gate_buf;
+    uint8_t *gate_buf;              /* being received, or held until the
+                                     * last event on its tag has ended */
     int gate_len;
     int gate_src;
     char errbuf[160];               /* last error, for the log hook */

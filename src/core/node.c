@@ -591,21 +591,25 @@ static void drop(otm_node *node, uint8_t *buf, int src, const char *why)
 }
 
 /* Turns a received notification into an event, or answers it with an
- * error, or drops it when there is no channel to answer on. Takes `buf`. */
-static void dispatch(otm_node *node, uint8_t *buf, int len, int src)
+ * error, or drops it when there is no channel to answer on; then it owns
+ * `buf` and returns 1. Returns 0 (and keeps nothing) when the event that
+ * last used the same (communicator, tag) has not ended yet: the host saw
+ * its reply and reused the tag, but that event still waits for its own
+ * send to complete. The caller holds the notification and tries again. */
+static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
 {
     otm_notify n;
     otm_status st = otm_wire_get_notify(buf, (size_t)len, &n);
     if (!n.routable)
-        return drop(node, buf, src, "not a notification");
+        return drop(node, buf, src, "not a notification"), 1;
     if (n.comm >= (uint32_t)node->cfg.ncomms || n.tag < OTM_TAG_FIRST ||
         n.tag > (uint32_t)node->tag_ub)
-        return drop(node, buf, src, "communicator or tag out of range");
+        return drop(node, buf, src, "communicator or tag out of range"), 1;
     if (otm_node_key_live(node, (int)n.comm, (int)n.tag, src))
-        return drop(node, buf, src, "tag already in use");
+        return 0;
     otm_event *ev = otm_event_new(node, (otm_kind)n.kind, OTM_DEST);
     if (!ev)
-        return drop(node, buf, src, "out of memory");
+        return drop(node, buf, src, "out of memory"), 1;
     otm_event_init_dest(node, ev, &n, buf, (uint32_t)len, src);
     ev->status = judge(node, ev, st);
     if (ev->status)
@@ -618,6 +622,7 @@ static void dispatch(otm_node *node, uint8_t *buf, int len, int src)
     else
         push(&node->data_head, &node->data_tail, ev);
     otm_unlock(node);
+    return 1;
 }
 
 /* Starts receiving the next notification, if one is there. Oversized ones
@@ -649,8 +654,19 @@ static int gate_post(otm_node *node)
     return 1;
 }
 
+/* Dispatches the notification held in gate_buf. Returns 1 if it went. */
+static int gate_dispatch(otm_node *node)
+{
+    if (!dispatch(node, node->gate_buf, node->gate_len, node->gate_src))
+        return 0;
+    node->gate_buf = NULL;
+    return 1;
+}
+
 static int gate_receive(otm_node *node)
 {
+    if (node->gate_req == MPI_REQUEST_NULL && node->gate_buf)
+        return gate_dispatch(node);     /* held: its tag was still in use */
     if (node->gate_req == MPI_REQUEST_NULL)
         return gate_post(node);
     MPI_Status st;
@@ -661,12 +677,10 @@ static int gate_receive(otm_node *node)
     if (rc == MPI_SUCCESS && !flag)
         return 0;
     node->gate_req = MPI_REQUEST_NULL;
-    uint8_t *buf = node->gate_buf;
-    node->gate_buf = NULL;
-    if (!buf)
+    if (!node->gate_buf)
         drop(node, NULL, node->gate_src, "out of memory");
     else
-        dispatch(node, buf, node->gate_len, node->gate_src);
+        gate_dispatch(node);
     return 1;
 }
 
