@@ -405,6 +405,12 @@ static void arrive(sim_net *net, sim_msg *m)
 {
     sim_req *rq;
 
+    /* An eager message that has left: its send is complete. */
+    if (m->data && m->sreq) {
+        send_matched(net, m);
+        m->sreq = 0;
+    }
+
     if (net->ranks[m->dst].stopped) {
         msg_drop(net, m);
         return;
@@ -1118,10 +1124,13 @@ static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
                    .comm = comm, .tag = tag, .len = len};
     m->release = delay_due(net, me(net)->calls[SIM_FN_Isend]);
     if (dest != net->rank && len <= net->cfg.eager_limit) {
-        m->data = len ? xcalloc(1, len) : NULL;
+        m->data = xcalloc(1, len ? len : 1);
         if (len)
             memcpy(m->data, buf, len);
-        req_complete(net, rq, &st);
+        if (net->cfg.eager_at_delivery)
+            m->sreq = rq->handle;       /* completes when it leaves */
+        else
+            req_complete(net, rq, &st);
     } else {
         m->sbuf = buf;
         m->sreq = rq->handle;

@@ -25,7 +25,8 @@
  *    posted completes with MPI_ERR_TRUNCATE in the status (and the request),
  *    copying what fits; it is legal MPI, not misuse.
  *  - Isend copies the payload at the call if its size is <= the eager limit
- *    and its request completes at once; above the limit (rendezvous) the
+ *    and its request completes at once (or, with eager_at_delivery, when the
+ *    message is delivered); above the limit (rendezvous) the
  *    payload is copied from the sender's buffer only when a receive matches
  *    it, and the send request completes then. A send to oneself always
  *    behaves as rendezvous (never completes before its receive).
@@ -81,7 +82,10 @@ typedef struct sim_net sim_net;
 typedef struct sim_net_config {
     int nranks;             /* 1..64 */
     int tag_ub;             /* value of MPI_TAG_UB, >= 1 */
-    size_t eager_limit;     /* bytes; sends up to this complete at once */
+    size_t eager_limit;     /* bytes; sends up to this are eager */
+    int eager_at_delivery;  /* 0: an eager send completes in MPI_Isend;
+                             * 1: when its message is delivered (as a
+                             * real transport may report it later) */
 } sim_net_config;
 
 /* A channel that has a deliverable message. */

@@ -154,7 +154,7 @@ static otm_hooks hooks_for(rank_ctx *rc)
 sim_config sim_config_default(void)
 {
     sim_config c = {
-        .workers = 2, .tag_ub = 32767, .eager_limit = 8192,
+        .workers = 2, .tag_ub = 32767, .eager_limit = 8192, .eager_at_delivery = 1,
         .node = otm_config_default(), .mode = SIM_RANDOM, .seed = 1,
     };
     c.node.frag_size = 4;
@@ -232,7 +232,8 @@ sim_world *sim_world_create(const sim_config *cfg)
     w->running = -1;
     w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     w->hash = 0xcbf29ce484222325ull;
-    sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit};
+    sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit,
+                         cfg->eager_at_delivery};
     w->net = sim_net_create(&nc);
     if (!w->net) {
         free(w);
@@ -847,8 +848,10 @@ static sim_result teardown(sim_world *w)
         if (!w->node_up[r])
             continue;
         sim_net_set_rank(w->net, r);
-        uint64_t abandoned = w->nodes[r].stats.abandoned;
         otm_node_fini(&w->nodes[r]);
+        /* Sends still pending at teardown are detached, their buffers left
+         * to the transport (counted by fini too). */
+        uint64_t abandoned = w->nodes[r].stats.abandoned;
         w->node_up[r] = 0;
         if (sim_net_rank_stopped(w->net, r))
             continue;

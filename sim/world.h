@@ -50,7 +50,10 @@ typedef enum sim_result {
 typedef struct sim_config {
     int workers;                /* 1..SIM_MAX_WORKERS */
     int tag_ub;                 /* MPI_TAG_UB of the simulated MPI */
-    size_t eager_limit;         /* sends up to this complete at once */
+    size_t eager_limit;         /* sends up to this are eager */
+    int eager_at_delivery;      /* eager sends complete on delivery (1, the
+                                 * default: closer to a real transport) or
+                                 * inside MPI_Isend (0) */
     otm_config node;            /* the core's configuration on every rank */
     sim_mode mode;
     uint64_t seed;              /* SIM_RANDOM */
@@ -64,8 +67,8 @@ typedef struct sim_config {
     int quiet;                  /* no failure report on stderr */
 } sim_config;
 
-/* Sensible defaults: 2 workers, tag_ub 32767, eager 8 KiB, small fragments,
- * PRNG mode with seed 1. */
+/* Sensible defaults: 2 workers, tag_ub 32767, eager 8 KiB completing on
+ * delivery, small fragments, PRNG mode with seed 1. */
 sim_config sim_config_default(void);
 
 typedef struct sim_world sim_world;

@@ -105,6 +105,7 @@ static void test_exit_in_flight_exhaustive(void **state)
 {
     (void)state;
     sim_config cfg = sim_config_default();
+    cfg.eager_at_delivery = 0;      /* see test_events.c */
     sim_explore_stats st = sim_explore(&cfg, run_small, NULL, 100000, 5000000);
     print_message("exit with 2 queues x 2 workers in flight: %llu schedules "
                   "(%llu cut as reorderings), %s\n",

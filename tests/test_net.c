@@ -24,7 +24,7 @@
 
 static int setup(void **state)
 {
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0};
     sim_net *net = sim_net_create(&cfg);
 
     if (!net)
@@ -776,7 +776,7 @@ static void script(sim_net *net, run_bufs *b)
 static void test_hash(void **state)
 {
     sim_net *a = *state, *b;
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0};
     run_bufs bufs_a = {{0}, {0}}, bufs_b = {{0}, {0}};
     uint64_t h;
 
@@ -860,10 +860,37 @@ static void test_fn_names(void **state)
         assert_int_equal(sim_fn_from_name(sim_fn_name((sim_fn)i)), i);
 }
 
+/* With eager_at_delivery, an eager send stays in flight until delivered. */
+static void test_eager_at_delivery(void **state)
+{
+    (void)state;
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 1};
+    sim_net *net = sim_net_create(&cfg);
+    assert_non_null(net);
+    sim_net_install(net);
+    MPI_Request s = isend(net, 0, 1, 5, MPI_COMM_WORLD, "hi", 3);
+    int flag = -1;
+    sim_net_set_rank(net, 0);
+    assert_int_equal(MPI_Test(&s, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_int_equal(flag, 0);
+    sim_chan c;
+    assert_int_equal(sim_net_ready(net, &c, 1), 1);
+    assert_false(sim_net_head_eager(net, &c));   /* delivery completes a send */
+    uint64_t epoch = sim_net_epoch(net, 0);
+    sim_net_deliver(net, &c);
+    assert_true(sim_net_epoch(net, 0) > epoch);  /* the sender hears of it */
+    sim_net_set_rank(net, 0);
+    assert_int_equal(MPI_Test(&s, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_int_equal(flag, 1);
+    expect_recv(net, 1, 0, 5, MPI_COMM_WORLD, 0, "hi");
+    sim_net_install(NULL);
+    sim_net_destroy(net);
+}
+
 static void test_bad_config(void **state)
 {
-    sim_net_config zero = {0, TAG_UB, EAGER}, many = {65, TAG_UB, EAGER};
-    sim_net_config noub = {2, 0, EAGER};
+    sim_net_config zero = {0, TAG_UB, EAGER, 0}, many = {65, TAG_UB, EAGER, 0};
+    sim_net_config noub = {2, 0, EAGER, 0};
 
     (void)state;
     assert_null(sim_net_create(&zero));
@@ -902,6 +929,7 @@ int main(void)
         T(test_fail_call),
         T(test_delay),
         T(test_stop_rank),
+        cmocka_unit_test(test_eager_at_delivery),
         T(test_hash),
         T(test_init_finalize),
         cmocka_unit_test(test_fn_names),
