@@ -17,16 +17,27 @@ static otm_plugin *instance;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int log_level = OTM_LOG_WARN;
 
+/* One write per line, so that lines of different ranks sharing a terminal
+ * under mpiexec do not interleave. */
+static void put_line(const char *line)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%s\n", line);
+    if (n > 0)
+        fwrite(buf, 1, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1, stderr);
+}
+
 void otm_plugin_log(int level, const char *fmt, ...)
 {
+    char line[480];
     va_list ap;
     if (level > log_level)
         return;
-    fputs("omptarget-mpi: ", stderr);
+    int n = snprintf(line, sizeof line, "omptarget-mpi: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    put_line(line);
 }
 
 static const char *env_get(void *ctx, const char *name)
@@ -43,7 +54,7 @@ static void hook_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
     if (level <= log_level)
-        fprintf(stderr, "%s\n", msg);
+        put_line(msg);
 }
 
 /* An MPI launcher leaves its mark in the environment. Without one, MPI would

@@ -129,8 +129,8 @@ static void gate_loop(shell *sh)
 
 void otm_worker_main(otm_plugin *p)
 {
-    int n = p->settings.handlers;
     pthread_t threads[64];
+    int n = p->settings.handlers < 64 ? p->settings.handlers : 64;
     shell sh = {.p = p};
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);

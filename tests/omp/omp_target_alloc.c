@@ -52,8 +52,8 @@ int main(void)
         int want = h[i];
         if (i >= 100 && i < 1100)
             want = h[i - 100 + 5000];
-        else if (i >= 8000 && i < 8500)
-            want = h[i - 8000];
+        else if (i >= 8000 && i < 8500)   /* p0[0..500) after the first copy */
+            want = i - 8000 >= 100 ? h[i - 8000 - 100 + 5000] : h[i - 8000];
         else if (i >= 9990)
             want = h[i - 9990 + 20];
         CHECK(back[i] == want, "after offset copies: [%d] = %d, expected %d", i, back[i],

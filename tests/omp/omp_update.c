@@ -21,7 +21,9 @@ int main(void)
                 a[i] = i;
 #pragma omp target update device(dev) to(a)
             updates++;
-#pragma omp target device(dev)
+            /* counter is present: the explicit map reuses the device copy
+             * (without it a scalar would be firstprivate). */
+#pragma omp target device(dev) map(tofrom: counter)
             {
                 for (int i = 0; i < N; i++)
                     a[i] += 0.25;
@@ -41,7 +43,7 @@ int main(void)
                 a[i] = 1000.0 + i;
 #pragma omp target update device(dev) to(a[100:50])
             updates++;
-#pragma omp target device(dev)
+#pragma omp target device(dev) map(tofrom: counter)
             {
                 for (int i = 0; i < N; i++)
                     a[i] *= 2;
@@ -80,7 +82,7 @@ int main(void)
             counter = 40;
 #pragma omp target update device(dev) to(counter)
             updates++;
-#pragma omp target device(dev)
+#pragma omp target device(dev) map(tofrom: counter)
             counter += 2;
 #pragma omp target update device(dev) from(counter)
             updates++;

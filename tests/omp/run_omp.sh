@@ -1,0 +1,191 @@
+#!/bin/sh
+# run_omp.sh - runs one OpenMP test program of the `omp` label and checks
+# that it passed and that every rank shut down cleanly.
+#
+# usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
+#                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
+#
+#   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
+#                  devices) with OMPTARGET_MPI_LOG_LEVEL=info and fails if
+#                  - it does not exit with status 0 within S seconds (120),
+#                  - stdout has no line "PASS <program>: ...",
+#                  - stderr lacks "rank 0: all N-1 devices acknowledged the exit",
+#                  - stderr lacks "rank K exited cleanly after M events" for
+#                    any K in 1..N-1,
+#                  - stderr has an error of the plugin or of libomptarget,
+#                  - a process of PROGRAM is still alive afterwards.
+#   --no-launcher  runs PROGRAM itself, no mpiexec, with PLUGIN_DIR first in
+#                  LD_LIBRARY_PATH (so libomptarget loads the plugin) and no
+#                  launcher variable in the environment; then the plugin must
+#                  warn "not started by an MPI launcher" and the program must
+#                  still pass (host fallback).
+#   --env NAME=VALUE  exported for the run (after the defaults, so it can
+#                  override OMPTARGET_MPI_LOG_LEVEL); may be repeated.
+#
+# On failure it prints why, then the captured stdout and stderr.
+set -u
+
+me=run_omp.sh
+mode=launcher
+ranks=3
+limit=120
+
+usage() {
+    sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+envs=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --no-launcher) mode=plain; shift ;;
+    --ranks) [ $# -ge 2 ] || usage; ranks=$2; shift 2 ;;
+    --timeout) [ $# -ge 2 ] || usage; limit=$2; shift 2 ;;
+    --env)
+        [ $# -ge 2 ] || usage
+        case $2 in
+        [A-Za-z_]*=*) ;;
+        *) echo "$me: --env wants NAME=VALUE, got '$2'" >&2; exit 2 ;;
+        esac
+        envs="$envs
+$2"
+        shift 2 ;;
+    --) shift; break ;;
+    -*) usage ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 3 ] || usage
+case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
+[ "$ranks" -ge 2 ] || { echo "$me: --ranks must be at least 2" >&2; exit 2; }
+launcher=$1
+plugin_dir=$2
+prog=$3
+shift 3
+
+[ -f "$prog" ] && [ -x "$prog" ] || { echo "$me: $prog is not an executable" >&2; exit 1; }
+# An absolute path without ./ or symlinked directories: the pattern that
+# finds the program's processes afterwards.
+name=$(basename "$prog")
+prog=$(cd "$(dirname "$prog")" && pwd -P)/$name
+devices=$((ranks - 1))
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/run_omp.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/stdout
+err=$tmp/stderr
+
+# A launcher leaves these behind; a test run inherits none of them (the
+# plugin takes any of them as "started by a launcher").
+unset PMI_RANK PMI_SIZE PMI_FD PMIX_RANK OMPI_COMM_WORLD_SIZE MPI_LOCALNRANKS \
+      OMPTARGET_MPI_LAUNCHER 2>/dev/null
+
+OMPTARGET_MPI_LOG_LEVEL=info
+OTM_TEST_NDEVICES=$devices
+export OMPTARGET_MPI_LOG_LEVEL OTM_TEST_NDEVICES
+if [ "$mode" = plain ]; then
+    OTM_TEST_NDEVICES=0
+fi
+old_ifs=$IFS
+IFS='
+'
+for kv in $envs; do
+    export "$kv"
+done
+IFS=$old_ifs
+
+start=$(date +%s)
+if [ "$mode" = plain ]; then
+    LD_LIBRARY_PATH=$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH
+    timeout -k 10 "$limit" "$prog" "$@" >"$out" 2>"$err"
+    status=$?
+else
+    timeout -k 10 "$limit" "$launcher" -n "$ranks" "$prog" "$@" >"$out" 2>"$err"
+    status=$?
+fi
+elapsed=$(($(date +%s) - start))
+
+problems=
+problem() {
+    problems="$problems
+  - $*"
+}
+
+case $status in
+0) ;;
+124 | 137) problem "timed out after ${limit}s (status $status)" ;;
+*) problem "exit status $status" ;;
+esac
+
+grep -q "^PASS $name: " "$out" || problem "no line 'PASS $name: ...' on stdout"
+
+# The plugin writes each log line in pieces and several ranks share the
+# launcher's stderr, so the lines are matched without their prefix.
+if [ "$mode" = plain ]; then
+    grep -q "not started by an MPI launcher" "$err" ||
+        problem "no plugin warning 'not started by an MPI launcher' on stderr" \
+                "(was the plugin in $plugin_dir loaded?)"
+else
+    grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
+        problem "no line 'rank 0: all $devices devices acknowledged the exit' on stderr"
+    exited=$(grep -o 'rank [0-9][0-9]* exited cleanly after [0-9][0-9]* events' "$err" |
+             sed 's/^rank \([0-9]*\) .*/\1/' | sort -un | tr '\n' ' ')
+    k=1
+    while [ "$k" -le "$devices" ]; do
+        case " $exited" in
+        *" $k "*) ;;
+        *) problem "no line 'rank $k exited cleanly after M events' on stderr" ;;
+        esac
+        k=$((k + 1))
+    done
+fi
+# Any other line of the plugin (the shell says "omptarget-mpi: ", the core
+# "omptarget-mpi[RANK]: ") is an error or a warning the program may have
+# survived (e.g. a failed device-to-device copy that libomptarget redid
+# through the host): known messages and prefixes are removed from lines
+# that carry a prefix, and what remains is reported.
+unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
+    h
+    s/rank 0: all [0-9]+ devices acknowledged the exit//g
+    s/rank [0-9]+ exited cleanly after [0-9]+ events//g
+    s/not started by an MPI launcher, so 0 devices; run `omptarget-mpirun -n N .\/app` \(N >= 2\)//g
+    s/omptarget-mpi(\[[0-9]+\])?: //g
+    /[^[:space:]]/{
+        g
+        p
+    }
+}' "$err"; grep -i 'libomptarget' "$err")
+if [ -n "$unexpected" ]; then
+    problem "messages of the plugin or of libomptarget on stderr:
+$(printf '%s\n' "$unexpected" | sed 's/^/      /')"
+fi
+
+# Nothing of the program may outlive the run: not the host, not a device rank.
+pattern="^$(printf '%s' "$prog" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |\$)"
+left=$(pgrep -f "$pattern")
+if [ -n "$left" ]; then
+    sleep 2   # tell a slow exit from a process that stays
+    left=$(pgrep -f "$pattern")
+fi
+if [ -n "$left" ]; then
+    problem "processes of $name still alive after the run:" \
+            "$(ps -o pid=,stat=,args= -p "$(echo $left | tr ' ' ',')" 2>/dev/null | tr '\n' ';')"
+    for pid in $left; do
+        kill -9 "$pid" 2>/dev/null
+    done
+fi
+
+if [ -n "$problems" ]; then
+    echo "$me: $name FAILED ($mode mode, ${elapsed}s):$problems"
+    echo "----- stdout of $name -----"
+    cat "$out"
+    echo "----- stderr of $name -----"
+    cat "$err"
+    echo "-----"
+    exit 1
+fi
+cat "$out"
+grep -E 'acknowledged the exit|exited cleanly|not started by an MPI launcher' "$err"
+echo "$me: $name passed ($mode mode, ${elapsed}s)"
+exit 0
