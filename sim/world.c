@@ -3,6 +3,8 @@
  */
 #include "world.h"
 
+#include "otm/wire.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -559,10 +561,12 @@ static int violation(sim_world *w, const char *fmt, ...)
     return -1;
 }
 
+/* The host's event tags are unique per communicator whatever the peer;
+ * a worker's are unique per peer; EXIT's tag is shared across peers. */
 static int same_key(const otm_event *a, const otm_event *b)
 {
     return a->comm == b->comm && a->tag == b->tag &&
-           (a->side == OTM_ORIGIN || a->rank == b->rank);
+           ((a->side == OTM_ORIGIN && a->tag >= OTM_TAG_FIRST) || a->rank == b->rank);
 }
 
 static int check_event(sim_world *w, int r, const otm_event *ev)
@@ -576,7 +580,7 @@ static int check_event(sim_world *w, int r, const otm_event *ev)
                                  r, ev->id);
         return 0;
     }
-    if (ev->tag >= 0 && ev->side == OTM_ORIGIN &&
+    if (ev->tag >= OTM_TAG_FIRST && ev->side == OTM_ORIGIN &&
         !otm_tags_is_live(&w->nodes[r].tags[ev->comm], ev->tag))
         return violation(w, "event %" PRIu64 " holds tag %d that is not live", ev->id, ev->tag);
     return 0;

@@ -146,12 +146,68 @@ static void test_dead_worker_times_out(void **state)
     }
 }
 
+/* Operations queued while the host did something else for a long time do
+ * not time out before they even started: timeouts count from the first
+ * time an event could run. */
+static void test_queued_ops_do_not_time_out(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    cfg.node.timeout_ns = 1000000;
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    s.keep = 1;
+    enqueue_busy(&s, 2);
+    sim_world_advance(s.w, 50 * cfg.node.timeout_ns);   /* the host was busy */
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    for (int i = 0; i < s.nev; i++)
+        assert_int_equal(s.ev[i]->state, OTM_FINISHED);
+    otm_node *host = sim_world_node(s.w, 0);
+    for (int i = 0; i < s.nev; i++)
+        otm_event_unref(host, s.ev[i]);
+    s.nev = 0;
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
+/* With one event tag and that tag retired (its event failed without a
+ * clean answer), no event can start any more; the exit still reaches every
+ * worker on its own tag and the job ends cleanly. */
+static void test_exit_with_every_tag_retired(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    cfg.node.ncomms = 1;
+    cfg.node.tag_space = 1;
+    cfg.node.timeout_ns = 1000000;
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    /* The host's first Isend is the notification of the first event. */
+    sim_world_fail_call(s.w, 0, SIM_FN_Isend, 1);
+    scn_alloc(&s, 0, 1, 8, &s.addr[0]);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+    assert_int_equal(s.q[0]->status, OTM_ERR_MPI);
+    s.q[0]->status = OTM_OK;
+    otm_node *host = sim_world_node(s.w, 0);
+    assert_int_equal(host->stats.retired_tags, 1);
+    scn_alloc(&s, 0, 1, 8, &s.addr[1]);       /* cannot get a tag: times out */
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    assert_int_equal(s.q[0]->status, OTM_ERR_TIMEOUT);
+    assert_int_equal(host->exit_failures, 0);
+    assert_int_equal(sim_world_node(s.w, 1)->life, OTM_LIFE_DONE);
+    assert_int_equal(sim_world_node(s.w, 2)->life, OTM_LIFE_DONE);
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_in_flight_seeded),
         cmocka_unit_test(test_exit_in_flight_exhaustive),
         cmocka_unit_test(test_dead_worker_times_out),
+        cmocka_unit_test(test_queued_ops_do_not_time_out),
+        cmocka_unit_test(test_exit_with_every_tag_retired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,7 @@ struct otm_event {
     uint8_t unclean;        /* a protocol error: the tag must be retired */
     uint8_t abandoned;      /* sends detached: buffers may still be read */
     uint8_t claimed;        /* worker: a handler is running this event */
+    uint8_t armed;          /* progressed at least once (timeouts run) */
     int32_t status;         /* otm_status once ended */
     int refs;               /* queue + external references (record_event) */
     int rank;               /* the peer rank this half talks to */

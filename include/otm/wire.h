@@ -54,9 +54,13 @@
 #define OTM_WIRE_REPLY_MAGIC 0x524d544fu    /* "OTMR" */
 #define OTM_WIRE_NOTIFY_SIZE 72u
 #define OTM_WIRE_REPLY_SIZE 24u
-/* The control tag: notifications only. Event tags start above it. */
+/* Control tags. Notifications travel on OTM_TAG_CONTROL (control
+ * communicator). EXIT talks on OTM_TAG_EXIT of event communicator 0: it is
+ * sent once per worker, and must get through even when every event tag is
+ * in use or retired. Event tags start at OTM_TAG_FIRST. */
 #define OTM_TAG_CONTROL 0
-#define OTM_TAG_FIRST 1
+#define OTM_TAG_EXIT 1
+#define OTM_TAG_FIRST 2
 
 typedef struct otm_notify {
     uint16_t version;

@@ -24,7 +24,6 @@ void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
     memcpy(ev->a, n->a, sizeof ev->a);
     ev->msg = msg;
     ev->msg_len = len;
-    ev->last_move = otm_now(node);
 }
 
 static const uint8_t *inline_data(const otm_event *ev)

@@ -130,7 +130,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
  * next event on that tag, so it is retired. */
 static void drop_tag(otm_node *node, otm_event *ev, int clean)
 {
-    if (ev->side != OTM_ORIGIN || ev->tag < 0)
+    if (ev->side != OTM_ORIGIN || ev->tag < OTM_TAG_FIRST)
         return;
     otm_lock(node);
     if (clean) {
@@ -295,31 +295,43 @@ static int timed_out(otm_node *node, const otm_event *ev)
     return limit && otm_now(node) - ev->last_move >= limit;
 }
 
-int otm_event_progress(otm_node *node, otm_event *ev)
+/* Runs resume points until one has to wait. Returns 1 if anything moved. */
+static int run_steps(otm_node *node, otm_event *ev)
 {
     int moved = 0;
-    for (;;) {
-        if (otm_event_ended(ev))
-            break;
-        if (timed_out(node, ev)) {
-            moved |= otm_event_fail(node, ev, OTM_ERR_TIMEOUT);
-            continue;
-        }
+    while (!otm_event_ended(ev)) {
         uint8_t step = ev->step, state = ev->state;
-        int r;
         if (ev->step == OTM_AT_CANCEL)
-            r = cancel_progress(node, ev);
+            moved |= cancel_progress(node, ev);
         else if (ev->side == OTM_ORIGIN)
-            r = otm_origin_step(node, ev);
+            moved |= otm_origin_step(node, ev);
         else
-            r = otm_dest_step(node, ev);
-        moved |= r;
+            moved |= otm_dest_step(node, ev);
         if (ev->step == step && ev->state == state)
             break;
     }
-    if (moved && !otm_event_ended(ev))
-        ev->last_move = otm_now(node);
     return moved;
+}
+
+int otm_event_progress(otm_node *node, otm_event *ev)
+{
+    /* Timeouts count from the first time the event could run, not from
+     * when it was queued behind others. */
+    if (!ev->armed) {
+        ev->armed = 1;
+        ev->last_move = otm_now(node);
+    }
+    if (run_steps(node, ev)) {
+        ev->last_move = otm_now(node);
+        return 1;
+    }
+    /* Only an event that could not move has timed out: a host that comes
+     * back late to an answer already waiting takes the answer. */
+    if (otm_event_ended(ev) || !timed_out(node, ev))
+        return 0;
+    otm_event_fail(node, ev, OTM_ERR_TIMEOUT);
+    run_steps(node, ev);
+    return 1;
 }
 
 /* ---- names ------------------------------------------------------------- */

@@ -100,7 +100,6 @@ otm_event *otm_event_new(otm_node *node, otm_kind kind, otm_side side)
     ev->side = (uint8_t)side;
     ev->tag = ev->comm = -1;
     ev->refs = 1;
-    ev->last_move = otm_now(node);
     otm_lock(node);
     ev->id = ++node->next_id;
     ev->all_next = node->all;
@@ -602,8 +601,9 @@ static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
     otm_status st = otm_wire_get_notify(buf, (size_t)len, &n);
     if (!n.routable)
         return drop(node, buf, src, "not a notification"), 1;
-    if (n.comm >= (uint32_t)node->cfg.ncomms || n.tag < OTM_TAG_FIRST ||
-        n.tag > (uint32_t)node->tag_ub)
+    int exit_tag = n.kind == OTM_KIND_EXIT && n.tag == OTM_TAG_EXIT && n.comm == 0;
+    if (n.comm >= (uint32_t)node->cfg.ncomms || n.tag > (uint32_t)node->tag_ub ||
+        (n.tag < OTM_TAG_FIRST && !exit_tag))
         return drop(node, buf, src, "communicator or tag out of range"), 1;
     if (otm_node_key_live(node, (int)n.comm, (int)n.tag, src))
         return 0;

@@ -98,6 +98,11 @@ otm_status otm_origin_init(otm_node *node, otm_event *ev, const otm_op *op)
 static otm_status take_tag(otm_node *node, otm_event *ev)
 {
     otm_status st = OTM_ERR_TAGS_EXHAUSTED;
+    if (ev->kind == OTM_KIND_EXIT) {
+        ev->comm = 0;
+        ev->tag = OTM_TAG_EXIT;     /* its own tag: see otm/wire.h */
+        return OTM_OK;
+    }
     otm_lock(node);
     for (int i = 0; i < node->cfg.ncomms && st; i++) {
         int c = (int)((node->next_comm + (uint64_t)i) % (uint64_t)node->cfg.ncomms);

@@ -44,6 +44,13 @@ otm_pqueue *otm_pqueue_new(otm_plugin *p)
     return q;
 }
 
+static void pqueue_ref(otm_plugin *p, otm_pqueue *q)
+{
+    pthread_mutex_lock(&p->lock);
+    q->refs++;
+    pthread_mutex_unlock(&p->lock);
+}
+
 void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
 {
     pthread_mutex_lock(&p->lock);
@@ -51,9 +58,34 @@ void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
     pthread_mutex_unlock(&p->lock);
     if (left)
         return;
+    for (size_t i = 0; i < q->nwaits; i++)
+        otm_pqueue_unref(p, q->waits[i]);
+    free(q->waits);
     otm_queue_fini(&p->node, &q->q);
     pthread_mutex_destroy(&q->lock);
     free(q);
+}
+
+int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+{
+    if (!on || on == q)
+        return 0;
+    pthread_mutex_lock(&q->lock);
+    for (size_t i = 0; i < q->nwaits; i++)
+        if (q->waits[i] == on)
+            return pthread_mutex_unlock(&q->lock), 0;
+    if (q->nwaits == q->waits_cap) {
+        size_t cap = q->waits_cap ? 2 * q->waits_cap : 4;
+        otm_pqueue **grown = realloc(q->waits, cap * sizeof *grown);
+        if (!grown)
+            return pthread_mutex_unlock(&q->lock), -1;
+        q->waits = grown;
+        q->waits_cap = cap;
+    }
+    pqueue_ref(p, on);
+    q->waits[q->nwaits++] = on;
+    pthread_mutex_unlock(&q->lock);
+    return 0;
 }
 
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
@@ -73,6 +105,24 @@ static int pump(otm_plugin *p, otm_pqueue *q, int *empty)
     return moved;
 }
 
+/* Progresses the queues q waits on, skipping any another thread is at.
+ * q's lock is held throughout (the list may grow); the others are only
+ * tried, so two queues waiting on each other cannot deadlock here. */
+static int pump_waits(otm_plugin *p, otm_pqueue *q)
+{
+    int moved = 0;
+    pthread_mutex_lock(&q->lock);
+    for (size_t i = 0; i < q->nwaits; i++) {
+        otm_pqueue *w = q->waits[i];
+        if (pthread_mutex_trylock(&w->lock))
+            continue;
+        moved |= otm_queue_progress(&p->node, &w->q);
+        pthread_mutex_unlock(&w->lock);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return moved;
+}
+
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 {
     otm_idle idle;
@@ -82,6 +132,8 @@ otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
         int moved = pump(p, q, &empty);
         if (empty)
             break;
+        if (!moved)
+            moved = pump_waits(p, q);
         otm_idle_after(&idle, moved);
     }
     pthread_mutex_lock(&q->lock);

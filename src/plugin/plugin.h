@@ -25,11 +25,16 @@ typedef enum otm_role {
 } otm_role;
 
 /* A host queue: one per __tgt_async_info, plus one per synchronous call. */
-typedef struct otm_pqueue {
+typedef struct otm_pqueue otm_pqueue;
+struct otm_pqueue {
     otm_queue q;
     pthread_mutex_t lock;   /* held while progressing q */
-    int refs;               /* the async info, and recorded events */
-} otm_pqueue;
+    int refs;               /* the async info, events, waiting queues */
+    otm_pqueue **waits;     /* queues this one waits on (wait_event): a
+                             * wait progresses them too, so one thread
+                             * alone cannot deadlock on its own event */
+    size_t nwaits, waits_cap;
+};
 
 /* A recorded event (create/record/wait/sync/destroy_event). */
 typedef struct otm_pevent {
@@ -104,6 +109,9 @@ otm_pqueue *otm_pqueue_new(otm_plugin *p);
 void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
+/* Records that q waits on an event of `on` (takes a reference). -1 when
+ * memory is short. */
+int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
 /* Waits for every event of q; returns its first failure. */
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q);
 /* Waits for one event of q (progressing q); returns its status. */

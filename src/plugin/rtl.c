@@ -62,6 +62,10 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
     if (!p || p->node.life == OTM_LIFE_DONE)
         return OFFLOAD_SUCCESS;
     otm_host_stop(p);
+    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
+     * ever: end the job instead of hanging. */
+    if (p->node.exit_failures)
+        MPI_Abort(MPI_COMM_WORLD, 1);
     otm_node_fini(&p->node);
     if (p->mpi_owned)
         MPI_Finalize();
@@ -221,13 +225,18 @@ static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
 }
 
 /* Keeps a freed allocation in the pool when it is known and small enough.
- * Returns 1 if it was kept. */
+ * Returns 1 if it was kept, -1 if it is in the pool already (a double
+ * free: deleting it on the device would leave the pool holding a dangling
+ * address), 0 if it must be deleted on the device. */
 static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
 {
     int kept = 0, entries = 0;
     pthread_mutex_lock(&p->pool_lock);
-    for (otm_pool_entry *e = d->pool; e; e = e->next)
-        entries++;
+    for (otm_pool_entry *e = d->pool; e; e = e->next, entries++)
+        if (e->addr == addr)
+            kept = -1;
+    if (kept < 0)
+        return pthread_mutex_unlock(&p->pool_lock), -1;
     for (size_t i = d->nlive; i-- > 0;) {
         if (d->live[i].addr != addr)
             continue;
@@ -258,8 +267,10 @@ void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
                     "data_alloc", id), NULL;
     int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
     uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
-    if (addr)
+    if (addr) {
+        live_add(p, d, addr, (uint64_t)size);
         return (void *)(uintptr_t)addr;
+    }
     otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
                  .arg = (uint64_t)kind, .result = &addr};
     if (otm_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
@@ -277,7 +288,12 @@ int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
         return OFFLOAD_FAIL;
     if (!tgt)
         return fail("%s on device %d: NULL pointer", "data_delete", id);
-    if (free_pinned(p, tgt) || pool_keep(p, d, (uint64_t)(uintptr_t)tgt))
+    if (free_pinned(p, tgt))
+        return OFFLOAD_SUCCESS;
+    int pooled = pool_keep(p, d, (uint64_t)(uintptr_t)tgt);
+    if (pooled < 0)
+        return fail("%s on device %d: pointer already freed", "data_delete", id);
+    if (pooled)
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
     return otm_host_submit_op(p, &op, NULL, "data_delete");
@@ -417,7 +433,9 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     otm_plugin *p = otm_plugin_host();
     if (!device(id))
         return OFFLOAD_FAIL;
-    if (!ai || !ai->Queue)
+    if (!ai)
+        return fail("%s on device %d: no async info", "synchronize", id);
+    if (!ai->Queue)
         return OFFLOAD_SUCCESS;
     otm_pqueue *q = ai->Queue;
     otm_status st = otm_pqueue_wait(p, q);
@@ -430,8 +448,10 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
 
 int32_t __tgt_rtl_create_event(int32_t id, void **event)
 {
-    if (!device(id) || !event)
+    if (!device(id))
         return OFFLOAD_FAIL;
+    if (!event)
+        return fail("%s on device %d: NULL event", "create_event", id);
     *event = calloc(1, sizeof(otm_pevent));
     return *event ? OFFLOAD_SUCCESS : OFFLOAD_FAIL;
 }
@@ -450,8 +470,10 @@ int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
 {
     otm_plugin *p = otm_plugin_host();
     otm_pevent *e = event;
-    if (!device(id) || !e || !ai)
+    if (!device(id))
         return OFFLOAD_FAIL;
+    if (!e || !ai)
+        return fail("%s on device %d: NULL event or async info", "record_event", id);
     otm_pqueue *q = otm_async_queue(p, ai);
     if (!q)
         return OFFLOAD_FAIL;
@@ -472,10 +494,15 @@ int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *ai)
 {
     otm_plugin *p = otm_plugin_host();
     otm_pevent *e = event;
-    if (!device(id) || !e || !ai)
+    if (!device(id))
         return OFFLOAD_FAIL;
+    if (!e || !ai)
+        return fail("%s on device %d: NULL event or async info", "wait_event", id);
     if (!e->ev)
         return OFFLOAD_SUCCESS;   /* recorded on an empty queue */
+    otm_pqueue *q = otm_async_queue(p, ai);
+    if (!q || otm_pqueue_depend(p, q, e->queue))
+        return fail("%s on device %d: out of memory", "wait_event", id);
     otm_op op = {.kind = OTM_KIND_SYNC, .target = e->ev};
     return otm_host_submit_op(p, &op, ai, "wait_event");
 }
@@ -484,8 +511,10 @@ int32_t __tgt_rtl_sync_event(int32_t id, void *event)
 {
     otm_plugin *p = otm_plugin_host();
     otm_pevent *e = event;
-    if (!device(id) || !e)
+    if (!device(id))
         return OFFLOAD_FAIL;
+    if (!e)
+        return fail("%s on device %d: NULL event", "sync_event", id);
     if (!e->ev)
         return OFFLOAD_SUCCESS;
     int st = otm_event_wait(p, e->queue, e->ev);
@@ -495,8 +524,10 @@ int32_t __tgt_rtl_sync_event(int32_t id, void *event)
 int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
 {
     otm_plugin *p = otm_plugin_host();
-    if (!device(id) || !event)
+    if (!device(id))
         return OFFLOAD_FAIL;
+    if (!event)
+        return fail("%s on device %d: NULL event", "destroy_event", id);
     pevent_clear(p, event);
     free(event);
     return OFFLOAD_SUCCESS;

@@ -34,6 +34,6 @@ if [ -n "$abi" ]; then
     [ -z "$undeclared" ] || { echo "FAIL: exported but not in abi.h:" $undeclared; failures=1; }
     echo "# abi.h declares $(wc -l <"$tmp/declared") entry points"
 fi
-echo "# $plugin: $total defined dynamic symbols: $count __tgt_rtl_* functions and VERS1.0"
+echo "# $plugin: $total defined dynamic symbols, of which $count __tgt_rtl_* functions"
 [ "$failures" -eq 0 ] && echo "ok - the plugin exports only __tgt_rtl_*"
 exit "$failures"

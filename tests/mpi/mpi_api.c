@@ -5,8 +5,11 @@
  * device-to-device exchange, events across queues, and the allocation pool
  * (on or off, from OMPTARGET_MPI_POOL).
  */
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "mpi_common.h"
@@ -125,12 +128,14 @@ static void test_second_image(void)
         void *out = dalloc(d, 8);
         void *args[1] = {out};
         ok = __tgt_rtl_run_target_region(d, sum1, args, NULL, 1) == OK;
-        CHECK(ok && get64(d, out) == 1, "device %d: image 1's fx_global_sum sums its own "
-              "global: %lld", d, (long long)get64(d, out));
+        int64_t r = get64(d, out);
+        CHECK(ok && r == 1, "device %d: image 1's fx_global_sum sums its own global: %lld", d,
+              (long long)r);
         ok = __tgt_rtl_run_target_region(d, mt.fx[d][MT_FX_GLOBAL_SUM], args, NULL, 1) == OK;
         int64_t want = 16 * 1000 + 120;
-        CHECK(ok && get64(d, out) == want, "device %d: image 0's global untouched, sum %lld",
-              d, (long long)get64(d, out));
+        r = get64(d, out);
+        CHECK(ok && r == want, "device %d: image 0's fx_global_sum sees its global untouched: "
+              "%lld", d, (long long)r);
         __tgt_rtl_data_delete(d, out);
     }
 }
@@ -186,14 +191,15 @@ static void test_kernels(void)
         put64(d, a, 5);
         put64(d, b, 37);
         void *args[2] = {a, b};
-        CHECK(__tgt_rtl_run_target_region(d, fx[MT_FX_ADD], args, NULL, 2) == OK &&
-              get64(d, a) == 42, "device %d: run_target_region fx_add(a, b): 5 + 37 = %lld", d,
-              (long long)get64(d, a));
+        int ok = __tgt_rtl_run_target_region(d, fx[MT_FX_ADD], args, NULL, 2) == OK;
+        int64_t r = get64(d, a);
+        CHECK(ok && r == 42, "device %d: run_target_region fx_add(a, b): 5 + 37 = %lld", d,
+              (long long)r);
         ptrdiff_t zero[2] = {0, 0};
-        CHECK(__tgt_rtl_run_target_team_region(d, fx[MT_FX_ADD], args, zero, 2, 4, 8, 1000) ==
-                  OK && get64(d, a) == 79,
-              "device %d: run_target_team_region (4 teams, 8 threads) fx_add: %lld", d,
-              (long long)get64(d, a));
+        ok = __tgt_rtl_run_target_team_region(d, fx[MT_FX_ADD], args, zero, 2, 4, 8, 1000) == OK;
+        r = get64(d, a);
+        CHECK(ok && r == 79, "device %d: run_target_team_region (4 teams, 8 threads, trip "
+              "count 1000) fx_add: 42 + 37 = %lld", d, (long long)r);
 
         /* Offsets: the kernel gets args[i] + offsets[i]. */
         int64_t arr[8] = {0, 10, 20, 30, 40, 50, 60, 70}, got[8];
@@ -201,7 +207,7 @@ static void test_kernels(void)
         __tgt_rtl_data_submit(d, v, arr, sizeof arr);
         void *oargs[2] = {v, v};
         ptrdiff_t offs[2] = {3 * 8, 6 * 8};
-        int ok = __tgt_rtl_run_target_region(d, fx[MT_FX_ADD], oargs, offs, 2) == OK;
+        ok = __tgt_rtl_run_target_region(d, fx[MT_FX_ADD], oargs, offs, 2) == OK;
         ok = ok && __tgt_rtl_data_retrieve(d, got, v, sizeof got) == OK;
         CHECK(ok && got[3] == 90 && got[6] == 60 && got[2] == 20 && got[4] == 40,
               "device %d: fx_add(v + 24, v + 48) via offsets: v[3] = %lld", d,
@@ -210,8 +216,9 @@ static void test_kernels(void)
         void *nargs[2] = {(char *)v + 64, v};
         ptrdiff_t noffs[2] = {-8, 8};
         ok = __tgt_rtl_run_target_team_region(d, fx[MT_FX_ADD], nargs, noffs, 2, 1, 1, 0) == OK;
-        CHECK(ok && get64(d, (char *)v + 56) == 80, "device %d: team region with a negative "
-              "offset: v[7] += v[1] -> %lld", d, (long long)get64(d, (char *)v + 56));
+        r = get64(d, (char *)v + 56);
+        CHECK(ok && r == 80, "device %d: team region with a negative offset: v[7] += v[1] -> "
+              "%lld", d, (long long)r);
 
         /* Scalars by value, 20 and 40 arguments, some with offsets. */
         void *s20[20];
@@ -224,8 +231,9 @@ static void test_kernels(void)
             want += i * (i * 3 - 7 + o20[i]);
         }
         ok = __tgt_rtl_run_target_region(d, fx[MT_FX_SUM20], s20, o20, 20) == OK;
-        CHECK(ok && get64(d, a) == want, "device %d: fx_sum20 with 19 scalars (some offset): "
-              "%lld == %lld", d, (long long)get64(d, a), (long long)want);
+        r = get64(d, a);
+        CHECK(ok && r == want, "device %d: fx_sum20 with 19 scalars (some offset): "
+              "%lld == %lld", d, (long long)r, (long long)want);
         void *s40[40];
         want = 0;
         s40[0] = b;
@@ -234,8 +242,9 @@ static void test_kernels(void)
             want += i * (1000 - i * i);
         }
         ok = __tgt_rtl_run_target_team_region(d, fx[MT_FX_SUM40], s40, NULL, 40, 2, 2, 40) == OK;
-        CHECK(ok && get64(d, b) == want, "device %d: fx_sum40 team region, 39 scalars, NULL "
-              "offsets: %lld", d, (long long)get64(d, b));
+        r = get64(d, b);
+        CHECK(ok && r == want, "device %d: fx_sum40 team region, 39 scalars, NULL "
+              "offsets: %lld == %lld", d, (long long)r, (long long)want);
 
         /* Async kernels on one queue, in order. */
         __tgt_async_info ai = {0};
@@ -305,9 +314,10 @@ static void test_global(void)
         int64_t want = 0;
         for (int i = 0; i < 16; i++)
             want += i == 0 ? vals[0] + 3 : i == 14 ? -1 : i == 15 ? -2 : vals[i];
-        CHECK(ok && get64(d, out) == want,
+        int64_t r = get64(d, out);
+        CHECK(ok && r == want,
               "device %d: partial submit to the global's last 8 bytes, fx_global_sum = %lld", d,
-              (long long)get64(d, out));
+              (long long)r);
         __tgt_rtl_data_delete(d, out);
     }
     if (mt.ndev >= 2) {
@@ -411,7 +421,48 @@ static void test_exchange(void)
     free(out);
 }
 
-/* ---- events across queues ---- */
+/* ---- events across queues ----
+ * As libomptarget uses them: the queue an event is recorded on belongs to
+ * another host thread, which synchronises it; this thread makes its own
+ * queue wait for the event. */
+
+typedef struct recorder {
+    int dev;
+    void *tgt, *host, *ev;
+    size_t size;
+    __tgt_async_info *ai;
+    sem_t recorded;
+    int ok;
+} recorder;
+
+/* Owner of queue A: submit, record, let the other thread go on, then (a
+ * little later, so that the other queue's wait is really queued first)
+ * synchronise A. */
+static void *record_thread(void *arg)
+{
+    recorder *r = arg;
+    r->ok = __tgt_rtl_data_submit_async(r->dev, r->tgt, r->host, (int64_t)r->size, r->ai) ==
+                OK &&
+            __tgt_rtl_record_event(r->dev, r->ev, r->ai) == OK;
+    sem_post(&r->recorded);
+    usleep(20000);
+    r->ok &= __tgt_rtl_synchronize(r->dev, r->ai) == OK && r->ai->Queue == NULL;
+    return NULL;
+}
+
+static void start_recorder(recorder *r, pthread_t *th)
+{
+    sem_init(&r->recorded, 0, 0);
+    pthread_create(th, NULL, record_thread, r);
+    sem_wait(&r->recorded);
+}
+
+static int join_recorder(recorder *r, pthread_t th)
+{
+    pthread_join(th, NULL);
+    sem_destroy(&r->recorded);
+    return r->ok;
+}
 
 static void test_events(void)
 {
@@ -422,73 +473,81 @@ static void test_events(void)
     mt_fill(old, SZ, 40);
     mt_fill(in, SZ, 41);
     __tgt_rtl_data_submit(0, buf, old, SZ);
+    pthread_t th;
 
     void *ev = NULL;
     CHECK(__tgt_rtl_create_event(0, &ev) == OK && ev, "create_event");
     /* An event recorded on an empty queue is complete at once. */
-    __tgt_async_info qa = {0}, qb = {0};
+    __tgt_async_info qa = {0}, qb = {0}, qc = {0};
     CHECK(__tgt_rtl_record_event(0, ev, &qa) == OK && __tgt_rtl_sync_event(0, ev) == OK &&
-              __tgt_rtl_wait_event(0, ev, &qb) == OK,
-          "record_event on an empty queue; sync_event and wait_event return");
+              __tgt_rtl_wait_event(0, ev, &qb) == OK && __tgt_rtl_synchronize(0, &qb) == OK,
+          "record_event on an empty queue; sync_event, wait_event and synchronize return");
+    __tgt_rtl_synchronize(0, &qa);
 
-    /* Queue A: submit 16 MiB; record. Queue B: wait for it, then retrieve. */
+    /* Thread 2: submit 16 MiB on queue A, record. This thread: queue B
+     * waits for the event, then retrieves. */
+    recorder r = {.dev = 0, .tgt = buf, .host = in, .ev = ev, .size = SZ, .ai = &qa};
     memset(out, 0, SZ);
-    int ok = __tgt_rtl_data_submit_async(0, buf, in, SZ, &qa) == OK &&
-             __tgt_rtl_record_event(0, ev, &qa) == OK &&
-             __tgt_rtl_wait_event(0, ev, &qb) == OK &&
-             __tgt_rtl_data_retrieve_async(0, out, buf, SZ, &qb) == OK;
-    ok = ok && __tgt_rtl_synchronize(0, &qb) == OK;
+    start_recorder(&r, &th);
+    int ok = __tgt_rtl_wait_event(0, ev, &qb) == OK &&
+             __tgt_rtl_data_retrieve_async(0, out, buf, SZ, &qb) == OK &&
+             __tgt_rtl_synchronize(0, &qb) == OK;
+    ok &= join_recorder(&r, th);
     size_t bad = mt_verify(out, SZ, 41);
     CHECK(ok && bad == (size_t)-1,
-          "submit on queue A, record_event on A, wait_event on B, retrieve on B, synchronize B: "
-          "B saw A's data (first bad byte %zd)", (ssize_t)bad);
-    CHECK(__tgt_rtl_sync_event(0, ev) == OK, "sync_event on the recorded event");
-    CHECK(__tgt_rtl_synchronize(0, &qa) == OK && qa.Queue == NULL, "synchronize A");
+          "submit on queue A + record_event (thread 2, which synchronises A); wait_event on B, "
+          "retrieve on B, synchronize B: B saw A's data (first bad byte %zd)", (ssize_t)bad);
+    CHECK(__tgt_rtl_sync_event(0, ev) == OK, "sync_event on the event after its queue ended");
 
-    /* Across devices: A submits to device 0, B waits, then exchanges to
-     * device d1 and retrieves from there. sync_event on the host while B
-     * is still pending. */
+    /* Across devices, and sync_event from the waiting thread while A is
+     * still in flight: A submits to device 0; B waits, then exchanges to
+     * device d1 and retrieves from there. */
     mt_fill(in, SZ, 42);
     memset(out, 0, SZ);
     void *ev2 = NULL;
-    ok = __tgt_rtl_create_event(d1, &ev2) == OK &&
-         __tgt_rtl_data_submit_async(0, buf, in, SZ, &qa) == OK &&
-         __tgt_rtl_record_event(0, ev2, &qa) == OK &&
-         __tgt_rtl_wait_event(d1, ev2, &qb) == OK &&
+    ok = __tgt_rtl_create_event(d1, &ev2) == OK;
+    recorder r2 = {.dev = 0, .tgt = buf, .host = in, .ev = ev2, .size = SZ, .ai = &qa};
+    start_recorder(&r2, &th);
+    ok = ok && __tgt_rtl_sync_event(0, ev2) == OK;
+    /* The submit is complete now: a synchronous retrieve sees it. */
+    uint8_t probe[4096];
+    ok = ok && __tgt_rtl_data_retrieve(0, probe, (char *)buf + SZ - sizeof probe,
+                                       sizeof probe) == OK;
+    int probe_ok = memcmp(probe, in + SZ - sizeof probe, sizeof probe) == 0;
+    ok = ok && __tgt_rtl_wait_event(d1, ev2, &qb) == OK &&
          __tgt_rtl_data_exchange_async(0, buf, d1, buf1, SZ, &qb) == OK &&
          __tgt_rtl_data_retrieve_async(d1, out, buf1, SZ, &qb) == OK &&
-         __tgt_rtl_sync_event(0, ev2) == OK;
-    ok = ok && __tgt_rtl_synchronize(d1, &qb) == OK;
-    CHECK(ok && mt_verify(out, SZ, 42) == (size_t)-1,
-          "submit to device 0 on A, event, B waits then exchanges 0 -> %d and retrieves: data "
-          "checked", d1);
-    /* The recording queue is synchronised (and its async info reset)
-     * before the event is used again: the event keeps what it needs. */
-    CHECK(__tgt_rtl_synchronize(0, &qa) == OK && __tgt_rtl_sync_event(0, ev2) == OK,
-          "sync_event after its queue was synchronised");
-    /* Re-record the same event on a new submit; wait on yet another queue. */
-    __tgt_async_info qc = {0};
+         __tgt_rtl_synchronize(d1, &qb) == OK;
+    ok &= join_recorder(&r2, th);
+    CHECK(ok && probe_ok && mt_verify(out, SZ, 42) == (size_t)-1,
+          "sync_event while A is in flight completes the submit; B waits, exchanges 0 -> %d "
+          "and retrieves: data checked", d1);
+
+    /* Re-record the first event on a new submit; queue C waits on two
+     * events (one old, one new). */
     mt_fill(in, SZ, 43);
     memset(out, 0, SZ);
-    ok = __tgt_rtl_data_submit_async(0, buf, in, SZ, &qa) == OK &&
-         __tgt_rtl_record_event(0, ev, &qa) == OK &&
-         __tgt_rtl_wait_event(0, ev, &qc) == OK &&
-         __tgt_rtl_wait_event(0, ev2, &qc) == OK &&
+    recorder r3 = {.dev = 0, .tgt = buf, .host = in, .ev = ev, .size = SZ, .ai = &qa};
+    start_recorder(&r3, &th);
+    ok = __tgt_rtl_wait_event(0, ev2, &qc) == OK && __tgt_rtl_wait_event(0, ev, &qc) == OK &&
          __tgt_rtl_data_retrieve_async(0, out, buf, SZ, &qc) == OK &&
-         __tgt_rtl_synchronize(0, &qc) == OK && __tgt_rtl_synchronize(0, &qa) == OK;
+         __tgt_rtl_synchronize(0, &qc) == OK;
+    ok &= join_recorder(&r3, th);
     CHECK(ok && mt_verify(out, SZ, 43) == (size_t)-1,
           "event re-recorded on a later submit; queue C waits on two events: data checked");
     CHECK(__tgt_rtl_destroy_event(0, ev) == OK && __tgt_rtl_destroy_event(d1, ev2) == OK,
           "destroy_event of both events");
+
     /* Destroying an event whose queue is still busy. */
     void *ev3 = NULL;
+    mt_fill(in, SZ, 44);
     ok = __tgt_rtl_create_event(0, &ev3) == OK &&
          __tgt_rtl_data_submit_async(0, buf, in, SZ, &qa) == OK &&
          __tgt_rtl_record_event(0, ev3, &qa) == OK && __tgt_rtl_destroy_event(0, ev3) == OK;
     memset(out, 0, SZ);
     ok = ok && __tgt_rtl_data_retrieve_async(0, out, buf, SZ, &qa) == OK &&
          __tgt_rtl_synchronize(0, &qa) == OK;
-    CHECK(ok && mt_verify(out, SZ, 43) == (size_t)-1,
+    CHECK(ok && mt_verify(out, SZ, 44) == (size_t)-1,
           "destroy_event while its queue is busy; the queue still completes");
     __tgt_rtl_data_delete(0, buf);
     __tgt_rtl_data_delete(d1, buf1);
@@ -508,28 +567,57 @@ static void test_pool(void)
     long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 1 << 20);
     mt_note("pool %s, pool max %lld", pool ? "on" : "off", pool_max);
     for (int d = 0; d < mt.ndev; d++) {
-        size_t sizes[] = {64, 4096, 100000, (size_t)pool_max, (size_t)pool_max + 1};
+        /* Sizes no other test allocates, so the pool holds none of them. */
+        size_t sizes[] = {72, 4104, 100008, (size_t)pool_max, (size_t)pool_max + 1};
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
             size_t sz = sizes[k];
+            int pooled = pool && sz <= (size_t)pool_max;
+            uint32_t seed = 51 + (uint32_t)k;
+            uint8_t *in = malloc(sz), *out = calloc(1, sz);
+            mt_fill(in, sz, seed);
             void *p1 = dalloc(d, sz);
-            int ok = p1 && __tgt_rtl_data_delete(d, p1) == OK;
+            int ok = p1 && __tgt_rtl_data_submit(d, p1, in, (int64_t)sz) == OK &&
+                     __tgt_rtl_data_delete(d, p1) == OK;
+            /* The pool keeps a freed allocation on the device: the device
+             * still knows the address (a program must not use it, but a
+             * transfer to it shows where it went). */
+            if (pooled)
+                CHECK(ok && __tgt_rtl_data_submit(d, p1, in, 8) == OK,
+                      "device %d, pool on: freed %zu bytes at %p stay allocated on the device "
+                      "(kept by the pool)", d, sz, p1);
             void *p2 = dalloc(d, sz);
-            void *p3 = dalloc(d, sz);
-            ok = ok && p2 && p3 && p2 != p3;
-            if (pool && sz <= (size_t)pool_max)
+            void *other = dalloc(d, sz);
+            ok = ok && p2 && other && p2 != other;
+            if (pooled)
                 CHECK(ok && p2 == p1, "device %d, pool on: alloc/free/alloc of %zu bytes "
-                      "reuses %p", d, sz, p1);
+                      "reuses %p (got %p)", d, sz, p1, p2);
             else
                 CHECK(ok, "device %d, pool %s: alloc/free/alloc of %zu bytes (%p then %p)", d,
-                      pool ? "on, too big" : "off", sz, p1, p2);
-            int data = mt_roundtrip(d, sz, 50) && ok;
-            uint8_t *in = malloc(sz), *out = calloc(1, sz);
-            mt_fill(in, sz, 51 + (uint32_t)k);
-            data = data && __tgt_rtl_data_submit(d, p2, in, (int64_t)sz) == OK &&
-                   __tgt_rtl_data_retrieve(d, out, p2, (int64_t)sz) == OK &&
-                   mt_verify(out, sz, 51 + (uint32_t)k) == (size_t)-1;
-            CHECK(data, "device %d: data through the reused allocation of %zu bytes", d, sz);
-            CHECK(__tgt_rtl_data_delete(d, p2) == OK && __tgt_rtl_data_delete(d, p3) == OK,
+                      pool ? "on, size above the pool's max" : "off", sz, p1, p2);
+            mt_fill(in, sz, seed + 100);
+            int data = ok && __tgt_rtl_data_submit(d, p2, in, (int64_t)sz) == OK &&
+                       __tgt_rtl_data_submit(d, other, in, (int64_t)sz) == OK &&
+                       __tgt_rtl_data_retrieve(d, out, p2, (int64_t)sz) == OK &&
+                       mt_verify(out, sz, seed + 100) == (size_t)-1;
+            CHECK(data, "device %d: data through the reallocated %zu bytes", d, sz);
+            ok = __tgt_rtl_data_delete(d, p2) == OK;
+            if (pooled)
+                CHECK(ok && __tgt_rtl_data_submit(d, p2, in, 8) == OK,
+                      "device %d, pool on: the allocation taken from the pool and freed again "
+                      "stays allocated on the device (kept by the pool again)", d);
+            /* Freed a second time, the same allocation is kept again. */
+            void *p3 = dalloc(d, sz);
+            ok = ok && p3;
+            if (pooled)
+                CHECK(ok && p3 == p1, "device %d, pool on: an allocation taken from the pool "
+                      "is pooled again when freed: %p (got %p)", d, p1, p3);
+            mt_fill(in, sz, seed + 200);
+            memset(out, 0, sz);
+            data = ok && __tgt_rtl_data_submit(d, p3, in, (int64_t)sz) == OK &&
+                   __tgt_rtl_data_retrieve(d, out, p3, (int64_t)sz) == OK &&
+                   mt_verify(out, sz, seed + 200) == (size_t)-1;
+            CHECK(data, "device %d: data through the third allocation of %zu bytes", d, sz);
+            CHECK(__tgt_rtl_data_delete(d, p3) == OK && __tgt_rtl_data_delete(d, other) == OK,
                   "device %d: data_delete of both", d);
             free(in);
             free(out);

@@ -3,6 +3,7 @@
  */
 #include "mpi_common.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,4 +267,48 @@ long long mt_env_size(const char *name, long long def)
     default: break;
     }
     return n;
+}
+
+/* ---- watchdog ---- */
+
+static const char *volatile wd_phase = "start";
+static volatile unsigned wd_count;
+static int wd_limit;
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        unsigned seen = wd_count;
+        const char *what = wd_phase;
+        for (int s = 0; s < wd_limit * 10 && seen == wd_count; s++)
+            usleep(100000);
+        if (seen == wd_count) {
+            const char *t = getenv("OMPTARGET_MPI_TIMEOUT");
+            printf("not ok - HANG: \"%s\" did not return within %d s "
+                   "(OMPTARGET_MPI_TIMEOUT=%s)\n", what, wd_limit, t ? t : "default 60s");
+            printf("# %s: %d checks before the hang, %d failed\n", prog, checks, failures);
+            fflush(NULL);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+void mt_watchdog_start(int seconds)
+{
+    pthread_t th;
+    wd_limit = seconds;
+    if (pthread_create(&th, NULL, watchdog, NULL) == 0)
+        pthread_detach(th);
+}
+
+void mt_phase(const char *what)
+{
+    static char copies[4][512];
+    static unsigned next;
+    char *c = copies[next++ % 4];
+    snprintf(c, sizeof copies[0], "%s", what);
+    wd_phase = c;
+    wd_count++;
 }

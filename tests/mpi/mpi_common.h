@@ -82,6 +82,14 @@ const char *mt_capture_end(void);
  * delete): 1 when the data came back. */
 int mt_roundtrip(int d, size_t size, uint32_t seed);
 
+/* ---- watchdog ----
+ * A thread that ends the program (status 1, "not ok - HANG: ...") when the
+ * phase named by the latest mt_phase() call lasts longer than `seconds`, so
+ * that a hang in the plugin shows as a precise failure instead of the
+ * driver's timeout. mpiexec then ends the workers. */
+void mt_watchdog_start(int seconds);
+void mt_phase(const char *what);
+
 /* Environment variable as an integer with K/M/G suffix, or def. */
 long long mt_env_size(const char *name, long long def);
 

@@ -30,6 +30,11 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# Only the settings given here apply: drop any the caller's environment has.
+for v in $(env | sed -n 's/^\(OMPTARGET_MPI_[A-Za-z0-9_]*\|OMPCLUSTER_[A-Za-z0-9_]*\|MT_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+
 failures=0
 fail() {
     echo "FAIL: $*"
@@ -83,7 +88,7 @@ done
 grep -q "^# .*: PASS$" "$tmp/out.0" 2>/dev/null || fail "rank 0 did not report PASS"
 
 # Leftover processes of this run: command lines "PROGRAM TAG".
-pattern="^$prog $tag\$"
+pattern="^$(printf '%s %s' "$prog" "$tag" | sed 's/[][\.*^$+?(){}|]/\\&/g')\$"
 left=""
 for i in 1 2 3 4 5 6 7 8 9 10; do
     left=$(pgrep -f "$pattern")
