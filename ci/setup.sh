@@ -4,7 +4,7 @@
 # when something is missing. Needs root (or sudo) for apt-get.
 set -eu
 
-PACKAGES="cmake make gcc pkg-config clang-14 libomp-14-dev
+PACKAGES="cmake make gcc pkg-config clang-14 clang-tools-14 libomp-14-dev
 mpich libmpich-dev libffi-dev libelf-dev libcmocka-dev
 valgrind lcov procps"
 
