@@ -1,18 +1,29 @@
 #!/bin/sh
 # The test command: installs what is missing, configures, builds and runs
 # every test label. Usage: ci/test.sh [ctest arguments...]
-#   ci/test.sh              all tests
+#   ci/test.sh              all tests, the libFuzzer harnesses included
 #   ci/test.sh -L sim       only the simulator tests
-# BUILD_DIR (default: build) selects the build tree.
+# BUILD_DIR (default: build) and FUZZ_DIR (default: build-fuzz) select the
+# build trees.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 
 sh ci/setup.sh
 
 # Warnings are errors in CI; locally they are reported but do not stop you.
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
+
+# The fuzz harnesses need clang and sanitizers: a build tree of their own.
+# Each runs a fixed number of inputs from a fixed seed (label fuzz).
+if [ $# -eq 0 ]; then
+    CC=clang-14 cmake -S . -B "$FUZZ_DIR" -DOTM_FUZZ=ON >/dev/null
+    cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_gate fuzz_image fuzz_config
+    ctest --test-dir "$FUZZ_DIR" -L fuzz --output-on-failure
+fi
+
 cmake -S . -B "$BUILD_DIR" -DOTM_WERROR="$werror" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"

@@ -415,12 +415,13 @@ static void arrive(sim_net *net, sim_msg *m)
         msg_drop(net, m);
         return;
     }
+    int dst = m->dst;           /* recv_complete frees m */
     rq = posted_match(net, m);
     if (rq)
         recv_complete(net, rq, m);
     else
-        q_push(&net->ranks[m->dst].arrived, m);
-    net->ranks[m->dst].epoch++;
+        q_push(&net->ranks[dst].arrived, m);
+    net->ranks[dst].epoch++;
 }
 
 /* ---- channels ------------------------------------------------------------ */

@@ -54,6 +54,7 @@ struct sim_world {
     int nactors;
     int running;            /* actor being run, or -1 */
     uint64_t now, steps, rng, hash;
+    uint64_t moves;                 /* steps in which something changed */
     uint64_t epoch[SIM_MAX_WORKERS + 1];
     uint16_t *taken, *options;
     size_t ntrace, trace_cap;
@@ -747,9 +748,11 @@ static int step(sim_world *w, int skip_rank)
     w->steps++;
     if (m->actor >= 0) {
         int moved = run_actor(w, m->actor);
+        w->moves += (uint64_t)moved;
         mix(w, ((uint64_t)m->actor << 1) | (uint64_t)moved);
     } else {
         sim_net_deliver(w->net, &m->ch);
+        w->moves++;
         wake_changed(w);
         mix(w, 0x100000ull | ((uint64_t)m->ch.src << 8) | (uint64_t)m->ch.dst);
     }
@@ -764,10 +767,11 @@ void sim_world_step_others(sim_world *w)
         sim_world_advance(w, w->cfg.node.timeout_ns ? w->cfg.node.timeout_ns : 1);
 }
 
+/* Something that a timeout could end: a live event, or an exit under way. */
 static int anything_live(const sim_world *w)
 {
     for (int r = 0; r < w->nranks; r++)
-        if (rank_alive(w, r) && (w->nodes[r].live || w->nodes[r].life != OTM_LIFE_DONE))
+        if (rank_alive(w, r) && (w->nodes[r].live || w->nodes[r].life == OTM_LIFE_EXITING))
             return 1;
     return 0;
 }
@@ -890,15 +894,19 @@ sim_result sim_world_run(sim_world *w)
 
 sim_result sim_world_run_until(sim_world *w, int (*done)(void *ctx), void *ctx)
 {
+    /* Time jumps in a row without anything moving: actors woken by a jump
+     * run, but unless one of them moves, nothing was unblocked. */
     int jumps = 0;
+    uint64_t moves = w->moves;
     sim_result res = SIM_OK;
     while (!done(ctx) && !w->failed) {
         if (w->steps >= w->cfg.max_steps)
             res = SIM_LIVELOCK;
         else if (step(w, -1))
-            jumps = 0;
+            jumps = w->moves != moves ? 0 : jumps;
         else if (!advance_time(w, &jumps))
             res = SIM_DEADLOCK;
+        moves = w->moves;
         if (res)
             break;
     }

@@ -154,6 +154,16 @@ static void m_delete_wild(otm_notify *n, int *len)
     n->kind = OTM_KIND_DELETE; n->a[0] = 0x1000; (void)len;
 }
 static void m_alloc_huge(otm_notify *n, int *len) { n->a[0] = 1ull << 62; (void)len; }
+static void m_exchange_no_peer(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = OTM_XCHG_SEND;
+    n->peer = -1; (void)len;
+}
+static void m_exchange_self(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = OTM_XCHG_RECV;
+    n->peer = 1; (void)len;
+}
 static void m_exchange_role(otm_notify *n, int *len)
 {
     n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = 9; (void)len;
@@ -181,6 +191,8 @@ static const bad_case answered[] = {
     {"DELETE of an unknown pointer", m_delete_wild, OTM_ERR_BAD_POINTER},
     {"ALLOC of 2^62 bytes", m_alloc_huge, OTM_ERR_NOMEM},
     {"EXCHANGE with an unknown role", m_exchange_role, OTM_ERR_BAD_MESSAGE},
+    {"EXCHANGE with no peer", m_exchange_no_peer, OTM_ERR_BAD_MESSAGE},
+    {"EXCHANGE with itself as the peer", m_exchange_self, OTM_ERR_BAD_MESSAGE},
 };
 
 static void test_bad_notifications_answered(void **state)
@@ -233,6 +245,24 @@ static void test_unanswerable_notifications_dropped(void **state)
     otm_wire_put_notify(msg, &n);
     send_raw(&s, msg, sizeof msg, 0, 0);                    /* no such comm */
     assert_int_equal(worker->stats.dropped, 5);
+    still_serves(&s);
+    close_world(&s);
+}
+
+/* A malformed EXIT on the exit channel is answered and changes nothing:
+ * the worker keeps serving and still exits at the real EXIT. */
+static void test_malformed_exit_ignored(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = base_notify(OTM_TAG_EXIT);
+    n.kind = OTM_KIND_EXIT;
+    n.version = 2;
+    otm_wire_put_notify(msg, &n);
+    assert_int_equal(send_raw(&s, msg, sizeof msg, OTM_TAG_EXIT, 1), OTM_ERR_BAD_VERSION);
+    assert_int_equal(sim_world_node(s.w, 1)->life, OTM_LIFE_RUNNING);
     still_serves(&s);
     close_world(&s);
 }
@@ -318,6 +348,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_notifications_answered),
         cmocka_unit_test(test_unanswerable_notifications_dropped),
+        cmocka_unit_test(test_malformed_exit_ignored),
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
     };

@@ -140,6 +140,7 @@ struct otm_event {
     uint8_t abandoned;      /* sends detached: buffers may still be read */
     uint8_t claimed;        /* worker: a handler is running this event */
     uint8_t armed;          /* progressed at least once (timeouts run) */
+    uint8_t rejected;       /* dest: refused by the gate, answered only */
     int32_t status;         /* otm_status once ended */
     int refs;               /* queue + external references (record_event) */
     int rank;               /* the peer rank this half talks to */

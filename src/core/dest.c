@@ -119,6 +119,11 @@ static int start_exchange(otm_node *node, otm_event *ev)
 {
     uint64_t src = ev->a[0], dst = ev->a[1], size = ev->a[2];
     otm_status st = check_plan(size, ev->a[3]);
+    int remote = ev->flags == OTM_XCHG_SEND || ev->flags == OTM_XCHG_RECV;
+    /* The other end must be another worker: MPI would refuse a bad rank,
+     * and talking to oneself would never complete. */
+    if (remote && (ev->peer < 1 || ev->peer >= node->size || ev->peer == node->rank))
+        st = OTM_ERR_BAD_MESSAGE;
     if (st)
         return to_reply(ev, st);
     switch (ev->flags) {

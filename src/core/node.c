@@ -612,6 +612,7 @@ static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
         return drop(node, buf, src, "out of memory"), 1;
     otm_event_init_dest(node, ev, &n, buf, (uint32_t)len, src);
     ev->status = judge(node, ev, st);
+    ev->rejected = ev->status != OTM_OK;
     if (ev->status)
         node->stats.rejected++;
     else if (ev->kind == OTM_KIND_EXIT)
@@ -707,7 +708,9 @@ static int run_list(otm_node *node, otm_event **head, otm_event **tail)
         }
         otm_unlock(node);
         if (otm_event_ended(ev)) {
-            if (ev->kind == OTM_KIND_EXIT && ev->status != OTM_ERR_SHUTDOWN)
+            /* Only the EXIT the gate accepted ends the service; a
+             * malformed one was answered and changes nothing. */
+            if (ev->kind == OTM_KIND_EXIT && !ev->rejected)
                 node->life = OTM_LIFE_DONE;
             otm_event_free(node, ev);
             moved = 1;

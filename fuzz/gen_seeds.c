@@ -1,0 +1,88 @@
+/*
+ * gen_seeds.c - writes the seed notifications of fuzz_gate: one valid
+ * notification of each kind the worker serves, encoded with
+ * otm_wire_put_notify (so the seeds follow the wire format if it changes),
+ * plus a few malformed ones. Usage: gen_seeds DIR
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "otm/event.h"
+#include "otm/wire.h"
+
+static int put(const char *dir, const char *name, const otm_notify *n,
+               const uint8_t *payload, size_t extra)
+{
+    uint8_t buf[OTM_WIRE_NOTIFY_SIZE + 256] = {0};
+    char path[512];
+    otm_wire_put_notify(buf, n);
+    if (payload)
+        memcpy(buf + OTM_WIRE_NOTIFY_SIZE, payload, n->inline_len);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return perror(path), 1;
+    size_t len = OTM_WIRE_NOTIFY_SIZE + n->inline_len + extra;
+    int bad = fwrite(buf, 1, len, f) != len;
+    return fclose(f) || bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return fprintf(stderr, "usage: %s DIR\n", argv[0]), 2;
+    const char *d = argv[1];
+    uint8_t pay[64];
+    for (size_t i = 0; i < sizeof pay; i++)
+        pay[i] = (uint8_t)i;
+    otm_notify base = {.version = OTM_WIRE_VERSION, .tag = OTM_TAG_FIRST + 3,
+                       .comm = 1, .id = 7, .peer = -1};
+    otm_notify n;
+    int rc = 0;
+#define SEED(name, ...) (n = base, __VA_ARGS__, rc |= put(d, name, &n, pay, 0))
+    SEED("alloc", n.kind = OTM_KIND_ALLOC, n.a[0] = 64);
+    SEED("alloc-huge", n.kind = OTM_KIND_ALLOC, n.a[0] = 1ull << 62);
+    SEED("delete-wild", n.kind = OTM_KIND_DELETE, n.a[0] = 0x1000);
+    SEED("submit-inline", n.kind = OTM_KIND_SUBMIT, n.a[0] = 0x1000, n.a[1] = 4,
+         n.a[2] = 4, n.inline_len = 4);
+    SEED("submit-frags", n.kind = OTM_KIND_SUBMIT, n.a[0] = 0x1000, n.a[1] = 16,
+         n.a[2] = 4);
+    SEED("retrieve", n.kind = OTM_KIND_RETRIEVE, n.a[0] = 0x1000, n.a[1] = 8,
+         n.a[2] = 4, n.a[3] = 4);
+    SEED("exchange-send", n.kind = OTM_KIND_EXCHANGE, n.a[0] = 0x1000, n.a[1] = 0x2000,
+         n.a[2] = 8, n.a[3] = 4, n.peer = 1, n.flags = OTM_XCHG_SEND);
+    SEED("exchange-local", n.kind = OTM_KIND_EXCHANGE, n.a[0] = 0x1000,
+         n.a[1] = 0x2000, n.a[2] = 8, n.a[3] = 4, n.peer = 1, n.flags = OTM_XCHG_LOCAL);
+    SEED("execute-args", n.kind = OTM_KIND_EXECUTE, n.a[0] = 0x1234, n.a[1] = 2,
+         n.a[2] = 1, n.a[3] = 1, n.inline_len = 32);
+    SEED("load", n.kind = OTM_KIND_LOAD, n.a[0] = 0, n.a[3] = 4096);
+    SEED("load-frags", n.kind = OTM_KIND_LOAD, n.a[0] = 0, n.a[3] = 0);
+    SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = 2);
+    SEED("bad-kind", n.kind = 99);
+    SEED("sync-kind", n.kind = OTM_KIND_SYNC);
+    SEED("exit-bad-version", n.kind = OTM_KIND_EXIT, n.tag = OTM_TAG_EXIT,
+         n.comm = 0, n.version = 0);
+    SEED("comm-out-of-range", n.kind = OTM_KIND_ALLOC, n.comm = 64);
+    SEED("tag-control", n.kind = OTM_KIND_ALLOC, n.tag = OTM_TAG_CONTROL);
+    n = base, n.kind = OTM_KIND_ALLOC, n.a[0] = 8;
+    rc |= put(d, "trailing", &n, NULL, 5);
+    /* Inline length larger than what follows. */
+    n = base, n.kind = OTM_KIND_SUBMIT, n.a[1] = 4, n.a[2] = 4, n.inline_len = 10;
+    FILE *f;
+    char path[512];
+    snprintf(path, sizeof path, "%s/short-inline", d);
+    if ((f = fopen(path, "wb"))) {
+        uint8_t hdr[OTM_WIRE_NOTIFY_SIZE];
+        otm_wire_put_notify(hdr, &n);
+        fwrite(hdr, 1, sizeof hdr, f);
+        fwrite("ab", 1, 2, f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/garbage", d);
+    if ((f = fopen(path, "wb"))) {
+        fwrite("hello gate", 1, 10, f);
+        fclose(f);
+    }
+    return rc;
+}
