@@ -259,6 +259,7 @@ void sim_world_destroy(sim_world *w)
             continue;
         sim_net_set_rank(w->net, r);
         otm_node_fini(&w->nodes[r]);
+        otm_node_release(&w->nodes[r]);
         w->node_up[r] = 0;
     }
     if (sim_net_installed() == w->net)
@@ -857,20 +858,20 @@ static sim_result teardown(sim_world *w)
             continue;
         sim_net_set_rank(w->net, r);
         otm_node_fini(&w->nodes[r]);
-        /* Sends still pending at teardown are detached, their buffers left
-         * to the transport (counted by fini too). */
-        uint64_t abandoned = w->nodes[r].stats.abandoned;
         w->node_up[r] = 0;
-        if (sim_net_rank_stopped(w->net, r))
+        if (sim_net_rank_stopped(w->net, r)) {
+            otm_node_release(&w->nodes[r]);
             continue;
+        }
         if (MPI_Finalize() != MPI_SUCCESS)
             return violation(w, "rank %d: MPI_Finalize failed", r), SIM_VIOLATION;
+        otm_node_release(&w->nodes[r]);
         if (sim_net_live_requests(w->net, r))
             return violation(w, "rank %d leaked %zu requests", r,
                              sim_net_live_requests(w->net, r)), SIM_VIOLATION;
         if (sim_net_live_comms(w->net, r))
             return violation(w, "rank %d leaked communicators", r), SIM_VIOLATION;
-        if (w->ctx[r].live && !abandoned)
+        if (w->ctx[r].live)
             return violation(w, "rank %d leaked %" PRId64 " allocations", r,
                              w->ctx[r].live), SIM_VIOLATION;
     }

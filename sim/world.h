@@ -126,8 +126,8 @@ sim_result sim_world_run_queue(sim_world *w, otm_queue *q);
 /* After a successful run (and after the test has looked at the ranks and
  * dropped its event references): finalises every rank and checks that no
  * request, communicator or allocation is left on a rank that was not
- * stopped (allocations may remain only where an event abandoned its
- * buffers, which the node counts). Requests are checked twice: none may be
+ * stopped (the buffers of detached sends are released after MPI_Finalize,
+ * so none may remain either). Requests are checked twice: none may be
  * live once the exit protocol ended (before the nodes are torn down, on
  * every rank that took part in the exit), and none after. */
 sim_result sim_world_teardown(sim_world *w);

@@ -110,7 +110,7 @@ typedef struct otm_stats {
     uint64_t dropped;               /* notifications dropped unanswered */
     uint64_t rejected;              /* notifications answered with an error */
     uint64_t retired_tags;          /* tags quarantined for good */
-    uint64_t abandoned;             /* events that leaked send buffers */
+    uint64_t abandoned;             /* events that detached their sends */
     uint64_t bytes_out, bytes_in;   /* payload bytes sent / received */
 } otm_stats;
 
@@ -126,6 +126,7 @@ struct otm_node {
     uint64_t next_id;
     uint64_t next_comm;             /* round-robin over comms */
     otm_event *all;                 /* every live event of this rank */
+    otm_event *graveyard;           /* ended, buffers held for detached sends */
     size_t live;
     otm_stats stats;
     /* host */
@@ -156,8 +157,13 @@ otm_status otm_node_init(otm_node *node, const otm_config *cfg,
 
 /* Frees what the node holds: communicators, events still live (after
  * cancelling their requests), buffers, worker allocations. Safe on a zeroed
- * node. Does not finalize MPI. */
+ * node. Does not finalize MPI. Events whose sends had to be detached keep
+ * their buffers (MPI may still read them) until otm_node_release. */
 void otm_node_fini(otm_node *node);
+
+/* Frees the buffers of detached sends. Call once MPI is finalised (or the
+ * transport is gone), after otm_node_fini. */
+void otm_node_release(otm_node *node);
 
 /* ---- host ---------------------------------------------------------------- */
 

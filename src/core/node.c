@@ -112,6 +112,14 @@ otm_event *otm_event_new(otm_node *node, otm_kind kind, otm_side side)
     return ev;
 }
 
+static void release_event(otm_node *node, otm_event *ev)
+{
+    otm_free(node, ev->msg);
+    otm_free(node, ev->reply);
+    otm_free(node, ev->scratch);
+    otm_free(node, ev);
+}
+
 void otm_event_free(otm_node *node, otm_event *ev)
 {
     otm_lock(node);
@@ -126,16 +134,27 @@ void otm_event_free(otm_node *node, otm_event *ev)
     if (ev->target)
         otm_event_unref(node, ev->target);
     if (ev->abandoned) {
-        /* A detached send may still read these; leaking is the safe end. */
+        /* A detached send may still read its buffers until MPI is
+         * finalised: the event waits in the graveyard for otm_node_release. */
         node->stats.abandoned++;
         otm_log(node, OTM_LOG_WARN, "event %llu abandoned its sends",
                 (unsigned long long)ev->id);
-    } else {
-        otm_free(node, ev->msg);
-        otm_free(node, ev->reply);
-        otm_free(node, ev->scratch);
+        otm_lock(node);
+        ev->next = node->graveyard;
+        node->graveyard = ev;
+        otm_unlock(node);
+        return;
     }
-    otm_free(node, ev);
+    release_event(node, ev);
+}
+
+void otm_node_release(otm_node *node)
+{
+    while (node->graveyard) {
+        otm_event *ev = node->graveyard;
+        node->graveyard = ev->next;
+        release_event(node, ev);
+    }
 }
 
 void otm_event_unref(otm_node *node, otm_event *ev)

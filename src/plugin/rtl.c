@@ -69,6 +69,7 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
     otm_node_fini(&p->node);
     if (p->mpi_owned)
         MPI_Finalize();
+    otm_node_release(&p->node);
     return OFFLOAD_SUCCESS;
 }
 

@@ -156,6 +156,7 @@ void otm_worker_main(otm_plugin *p)
         served += p->node.stats.events[k];
     otm_node_fini(&p->node);
     int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
+    otm_node_release(&p->node);
     /* Tests read this line to know every worker really finished. */
     otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);
