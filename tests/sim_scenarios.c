@@ -25,7 +25,7 @@ int scn_open(scn *s, const sim_config *cfg, int nq)
     return 0;
 }
 
-static void drop_refs(scn *s)
+void scn_drop_refs(scn *s)
 {
     for (int i = 0; i < s->nev; i++)
         otm_event_unref(sim_world_node(s->w, 0), s->ev[i]);
@@ -40,7 +40,7 @@ void scn_close(scn *s)
         abort();
     }
     if (s->w)
-        drop_refs(s);
+        scn_drop_refs(s);
     sim_world_destroy(s->w);
     s->w = NULL;
 }
@@ -130,6 +130,31 @@ otm_status scn_wait_for(scn *s, int qi, int from)
     if (ev)
         otm_event_unref(host, ev);
     return st;
+}
+
+sim_config scn_fault_config(uint64_t seed)
+{
+    sim_config cfg = sim_config_default();
+    cfg.seed = seed;
+    cfg.node.timeout_ns = 1000000;
+    cfg.node.kernel_timeout_ns = 5000000;
+    return cfg;
+}
+
+void scn_enqueue_all_kinds(scn *s)
+{
+    uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);
+    scn_pattern(s->in[1], SCN_BUF, 3);
+    scn_load(s, 0, 1);
+    scn_load(s, 1, 2);
+    scn_submit(s, 0, 1, g1, s->in[1], 13);
+    scn_wait_for(s, 1, 0);
+    scn_exchange(s, 1, 1, g1, 2, g2, 13);
+    scn_execute(s, 0, 1, SIM_K_INC, g1, 13);
+    scn_retrieve(s, 0, 1, s->out[1], g1, 13);
+    scn_alloc(s, 1, 2, 8, &s->addr[2]);
+    scn_submit(s, 1, 2, g2, s->in[1], 1);
+    scn_retrieve(s, 1, 2, s->out[2], g2, 5);
 }
 
 uint64_t scn_global(scn *s, int rank)
@@ -287,7 +312,7 @@ sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
         res = SIM_VIOLATION;
     }
     if (res == SIM_OK) {
-        drop_refs(&s);
+        scn_drop_refs(&s);
         res = sim_world_teardown(s.w);
     }
     if (trace)

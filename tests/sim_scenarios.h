@@ -58,6 +58,21 @@ otm_status scn_wait_for(scn *s, int qi, int from);
 
 /* The device address of worker `rank`'s global. */
 uint64_t scn_global(scn *s, int rank);
+/* Drops the references kept with s->keep (before sim_world_teardown). */
+void scn_drop_refs(scn *s);
+
+/* The configuration of runs with faults: virtual-time timeouts (1 ms, and
+ * 5 ms for a running kernel) so that a lost message ends in an error. */
+sim_config scn_fault_config(uint64_t seed);
+
+/* A host program using every event kind over two queues and two workers:
+ * queue 0 loads worker 1, submits 13 bytes of s->in[1] to its global, runs
+ * SIM_K_INC on them and retrieves them into s->out[1] (so s->out[1][i] ==
+ * s->in[1][i] + 1 when all went well); queue 1 loads worker 2, waits for
+ * the submit, exchanges worker 1's global to worker 2's, allocates on
+ * worker 2, submits 1 byte there and retrieves 5 bytes into s->out[2]. */
+void scn_enqueue_all_kinds(scn *s);
+
 /* With s->keep set: 1 when every kept event ended (FINISHED, or FAILED
  * with a status other than OTM_OK). */
 int scn_all_ended(const scn *s);

@@ -37,9 +37,7 @@ static sim_result check_exit(scn *s, int workers)
     for (int w = 1; w <= workers; w++)
         if (sim_world_node(s->w, w)->life != OTM_LIFE_DONE)
             return SIM_VIOLATION;
-    for (int i = 0; i < s->nev; i++)
-        otm_event_unref(host, s->ev[i]);
-    s->nev = 0;
+    scn_drop_refs(s);
     /* Teardown checks communicators, requests, memory and MPI_Finalize. */
     return sim_world_teardown(s->w);
 }
@@ -122,10 +120,7 @@ static void test_dead_worker_times_out(void **state)
 {
     (void)state;
     for (uint64_t seed = 1; seed <= 200; seed++) {
-        sim_config cfg = sim_config_default();
-        cfg.seed = seed;
-        cfg.node.timeout_ns = 1000000;
-        cfg.node.kernel_timeout_ns = 5000000;
+        sim_config cfg = scn_fault_config(seed);
         scn s;
         assert_int_equal(scn_open(&s, &cfg, 2), 0);
         s.keep = 1;
@@ -162,10 +157,7 @@ static void test_queued_ops_do_not_time_out(void **state)
     assert_int_equal(sim_world_run(s.w), SIM_OK);
     for (int i = 0; i < s.nev; i++)
         assert_int_equal(s.ev[i]->state, OTM_FINISHED);
-    otm_node *host = sim_world_node(s.w, 0);
-    for (int i = 0; i < s.nev; i++)
-        otm_event_unref(host, s.ev[i]);
-    s.nev = 0;
+    scn_drop_refs(&s);
     assert_int_equal(sim_world_teardown(s.w), SIM_OK);
     scn_close(&s);
 }

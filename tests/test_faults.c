@@ -21,23 +21,6 @@ typedef struct fault {
     uint64_t nth;
 } fault;
 
-static uint8_t in1[32];
-
-static void enqueue_all_kinds(scn *s)
-{
-    uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);
-    scn_pattern(in1, sizeof in1, 3);
-    scn_load(s, 0, 1);
-    scn_load(s, 1, 2);
-    scn_submit(s, 0, 1, g1, in1, 13);
-    scn_wait_for(s, 1, 0);
-    scn_exchange(s, 1, 1, g1, 2, g2, 13);
-    scn_execute(s, 0, 1, SIM_K_INC, g1, 13);
-    scn_retrieve(s, 0, 1, s->out[1], g1, 13);
-    scn_alloc(s, 1, 2, 8, &s->addr[2]);
-    scn_submit(s, 1, 2, g2, in1, 1);
-}
-
 typedef struct outcome {
     sim_result res;
     int failures;       /* host events FAILED plus workers not acknowledged */
@@ -47,10 +30,7 @@ typedef struct outcome {
 static outcome run_with(const fault *f, uint64_t seed)
 {
     outcome o = {SIM_OK, 0, 0};
-    sim_config cfg = sim_config_default();
-    cfg.seed = seed;
-    cfg.node.timeout_ns = 1000000;
-    cfg.node.kernel_timeout_ns = 5000000;
+    sim_config cfg = scn_fault_config(seed);
     scn s;
     if (scn_open(&s, &cfg, 2))
         return (outcome){SIM_VIOLATION, 0, 0};
@@ -59,17 +39,14 @@ static outcome run_with(const fault *f, uint64_t seed)
         sim_world_fail_alloc(s.w, f->rank, f->nth);
     else if (f)
         sim_world_fail_call(s.w, f->rank, f->fn, f->nth);
-    enqueue_all_kinds(&s);
+    scn_enqueue_all_kinds(&s);
     o.res = sim_world_run(s.w);
     if (o.res == SIM_OK && !scn_all_ended(&s))
         o.res = SIM_VIOLATION;
-    otm_node *host = sim_world_node(s.w, 0);
     for (int i = 0; i < s.nev; i++)
         o.failures += s.ev[i]->state == OTM_FAILED;
-    o.failures += host->exit_failures;
-    for (int i = 0; i < s.nev; i++)
-        otm_event_unref(host, s.ev[i]);
-    s.nev = 0;
+    o.failures += sim_world_node(s.w, 0)->exit_failures;
+    scn_drop_refs(&s);
     if (o.res == SIM_OK)
         o.res = sim_world_teardown(s.w);
     scn_close(&s);
@@ -79,13 +56,10 @@ static outcome run_with(const fault *f, uint64_t seed)
 /* Calls made by `rank` to `fn` in the fault-free run of this seed. */
 static uint64_t count_calls(int rank, sim_fn fn, uint64_t seed)
 {
-    sim_config cfg = sim_config_default();
-    cfg.seed = seed;
-    cfg.node.timeout_ns = 1000000;
-    cfg.node.kernel_timeout_ns = 5000000;
+    sim_config cfg = scn_fault_config(seed);
     scn s;
     assert_int_equal(scn_open(&s, &cfg, 2), 0);
-    enqueue_all_kinds(&s);
+    scn_enqueue_all_kinds(&s);
     assert_int_equal(sim_world_run(s.w), SIM_OK);
     uint64_t n = sim_net_calls(sim_net_installed(), rank, fn);
     assert_int_equal(sim_world_teardown(s.w), SIM_OK);
@@ -167,7 +141,7 @@ static void test_delayed_messages(void **state)
         assert_int_equal(scn_open(&s, &cfg, 2), 0);
         s.keep = 1;
         sim_world_delay(s.w, 0, nth, 1000);
-        enqueue_all_kinds(&s);
+        scn_enqueue_all_kinds(&s);
         assert_int_equal(sim_world_run(s.w), SIM_OK);
         assert_true(scn_all_ended(&s));
         for (int i = 0; i < s.nev; i++)
@@ -175,13 +149,10 @@ static void test_delayed_messages(void **state)
         /* Submitted, incremented by the kernel, retrieved: queue 0 runs in
          * order. (Queue 1's exchange may copy before or after the kernel.) */
         for (int i = 0; i < 13; i++)
-            assert_int_equal(s.out[1][i], (uint8_t)(in1[i] + 1));
-        assert_int_equal(sim_world_global(s.w, 2)[0], in1[0]);
+            assert_int_equal(s.out[1][i], (uint8_t)(s.in[1][i] + 1));
+        assert_int_equal(sim_world_global(s.w, 2)[0], s.in[1][0]);
         delayed += sim_world_time(s.w) >= 1000;
-        otm_node *host = sim_world_node(s.w, 0);
-        for (int i = 0; i < s.nev; i++)
-            otm_event_unref(host, s.ev[i]);
-        s.nev = 0;
+        scn_drop_refs(&s);
         assert_int_equal(sim_world_teardown(s.w), SIM_OK);
         scn_close(&s);
     }

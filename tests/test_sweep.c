@@ -37,23 +37,6 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static uint8_t in[32];
-
-static void enqueue(scn *s)
-{
-    uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);
-    scn_pattern(in, sizeof in, 1);
-    scn_load(s, 0, 1);
-    scn_load(s, 1, 2);
-    scn_submit(s, 0, 1, g1, in, 13);
-    scn_execute(s, 0, 1, SIM_K_INC, g1, 13);
-    scn_wait_for(s, 1, 0);
-    scn_exchange(s, 1, 1, g1, 2, g2, 9);
-    scn_retrieve(s, 0, 1, s->out[1], g1, 13);
-    scn_alloc(s, 1, 2, 16, &s->addr[2]);
-    scn_retrieve(s, 1, 2, s->out[2], g2, 5);
-}
-
 /* Draws 1..3 faults from the seed and arms them; counts them by kind. */
 static void arm_faults(sim_world *w, uint64_t seed, uint64_t *count)
 {
@@ -75,41 +58,29 @@ static void arm_faults(sim_world *w, uint64_t seed, uint64_t *count)
     }
 }
 
-static sim_config config(uint64_t seed)
-{
-    sim_config cfg = sim_config_default();
-    cfg.seed = seed;
-    cfg.quiet = 1;
-    cfg.node.timeout_ns = 1000000;
-    cfg.node.kernel_timeout_ns = 5000000;
-    return cfg;
-}
-
 /* One job; returns SIM_OK or the failure. `faults` arms them. */
 static sim_result job(uint64_t seed, uint64_t *count, int *failed_ops)
 {
-    sim_config cfg = config(seed);
+    sim_config cfg = scn_fault_config(seed);
+    cfg.quiet = 1;
     scn s;
     if (scn_open(&s, &cfg, 2))
         return SIM_VIOLATION;
     s.keep = 1;
     if (count)
         arm_faults(s.w, seed, count);
-    enqueue(&s);
+    scn_enqueue_all_kinds(&s);
     sim_result res = sim_world_run(s.w);
     if (res == SIM_OK && !scn_all_ended(&s))
         res = SIM_VIOLATION;
     /* Without faults the data must be right too: submitted, incremented,
      * retrieved in the order of queue 0. */
     for (int i = 0; !count && res == SIM_OK && i < 13; i++)
-        if (s.out[1][i] != (uint8_t)(in[i] + 1))
+        if (s.out[1][i] != (uint8_t)(s.in[1][i] + 1))
             res = SIM_VIOLATION;
-    otm_node *host = sim_world_node(s.w, 0);
-    for (int i = 0; i < s.nev; i++) {
+    for (int i = 0; i < s.nev; i++)
         *failed_ops += s.ev[i]->state == OTM_FAILED;
-        otm_event_unref(host, s.ev[i]);
-    }
-    s.nev = 0;
+    scn_drop_refs(&s);
     if (res == SIM_OK)
         res = sim_world_teardown(s.w);
     scn_close(&s);
