@@ -60,6 +60,8 @@ for a in "$@"; do printf 'arg<%s>\n' "$a"; done
 exit "${FAKE_STATUS:-0}"
 EOF
 chmod +x "$tmp/fakebin/mpiexec"
+# Whichever name the launcher looks for first, PATH finds the fake.
+for n in mpiexec.mpich mpiexec.openmpi; do ln -s mpiexec "$tmp/fakebin/$n"; done
 fake=$tmp/fakebin/mpiexec
 : >"$tmp/plugins/libomptarget.rtl.x86_64.so"
 plugins=$tmp/plugins
