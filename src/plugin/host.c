@@ -163,6 +163,10 @@ int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
     }
     pthread_mutex_lock(&q->lock);
     otm_status st = otm_host_enqueue(&p->node, &q->q, op, NULL);
+    /* Start it now: the notification travels while libomptarget goes on
+     * with its own work, instead of when the queue is next waited on. */
+    if (st == OTM_OK)
+        otm_queue_progress(&p->node, &q->q);
     pthread_mutex_unlock(&q->lock);
     if (!ai && st == OTM_OK)
         st = otm_pqueue_wait(p, q);

@@ -66,14 +66,22 @@ otm_device_ops otm_worker_device_ops(otm_plugin *p)
     return ops;
 }
 
-/* The handler threads sleep on a condition variable when there is no
- * kernel to run, and the gate wakes them when it queues one: a kernel
- * starts within a futex wake-up instead of a polling period, and idle
- * handlers cost nothing. */
+/* The worker's threads follow a leader/follower pattern. HANDLERS + 1
+ * threads share two roles: one at a time holds the gate (polls MPI for
+ * notifications and moves data events), and up to HANDLERS run kernels.
+ * When the gate holder finds a kernel to run, it gives the gate up, wakes a
+ * sleeping thread to take it over and runs the kernel itself: the kernel
+ * starts at once instead of after a thread wake-up, and the wake-up happens
+ * off the critical path. Since at most HANDLERS threads run kernels, one is
+ * always free to hold the gate, so a kernel never stalls a transfer. Idle
+ * threads without a role sleep on a condition variable and cost nothing. */
 typedef struct shell {
     otm_plugin *p;
     pthread_mutex_t m;
     pthread_cond_t work;
+    atomic_int gate_held;   /* a thread is polling the gate */
+    atomic_int running;     /* threads in otm_handler_run_once */
+    atomic_int max_running; /* the HANDLERS setting (threads started) */
     atomic_int stop;
 } shell;
 
@@ -87,44 +95,91 @@ static int kernels_waiting(otm_node *node)
     return waiting;
 }
 
-static void *handler_loop(void *arg)
+/* Whether a thread may start a kernel now (a handler slot is free). */
+static int kernel_due(shell *sh)
 {
-    shell *sh = arg;
-    otm_node *node = &sh->p->node;
-    while (!atomic_load(&sh->stop)) {
-        if (otm_handler_run_once(node))
-            continue;
-        pthread_mutex_lock(&sh->m);
-        if (!atomic_load(&sh->stop) && !kernels_waiting(node)) {
-            /* The timeout only bounds a missed wake-up. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 10000000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
-            pthread_cond_timedwait(&sh->work, &sh->m, &ts);
-        }
-        pthread_mutex_unlock(&sh->m);
-    }
-    return NULL;
+    return atomic_load(&sh->running) < atomic_load(&sh->max_running) &&
+           kernels_waiting(&sh->p->node);
 }
 
-static void gate_loop(shell *sh)
+static void wake(shell *sh, int all)
 {
-    otm_plugin *p = sh->p;
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    while (p->node.life != OTM_LIFE_DONE) {
-        int moved = otm_gate_poll_once(&p->node);
-        if (moved && kernels_waiting(&p->node)) {
-            pthread_mutex_lock(&sh->m);
-            pthread_cond_broadcast(&sh->work);
-            pthread_mutex_unlock(&sh->m);
-        }
-        otm_idle_after(&idle, moved);
+    pthread_mutex_lock(&sh->m);
+    if (all)
+        pthread_cond_broadcast(&sh->work);
+    else
+        pthread_cond_signal(&sh->work);
+    pthread_mutex_unlock(&sh->m);
+}
+
+/* Runs one step of a kernel event if a handler slot is free. */
+static int try_kernel(shell *sh)
+{
+    if (atomic_fetch_add(&sh->running, 1) >= atomic_load(&sh->max_running)) {
+        atomic_fetch_sub(&sh->running, 1);
+        return 0;
     }
+    int moved = otm_handler_run_once(&sh->p->node);
+    atomic_fetch_sub(&sh->running, 1);
+    return moved;
+}
+
+/* Polls the gate until a kernel is due or the service ends. */
+static void gate_turn(shell *sh, otm_idle *idle)
+{
+    otm_node *node = &sh->p->node;
+    otm_idle_after(idle, 1);
+    for (;;) {
+        int moved = otm_gate_poll_once(node);
+        if (node->life == OTM_LIFE_DONE) {
+            atomic_store(&sh->stop, 1);
+            break;
+        }
+        if (moved && kernel_due(sh))
+            break;
+        otm_idle_after(idle, moved);
+    }
+    atomic_store(&sh->gate_held, 0);
+    wake(sh, atomic_load(&sh->stop));
+}
+
+/* Sleeps until the gate is free or a kernel is due. The timeout only
+ * bounds a missed wake-up. */
+static void doze(shell *sh)
+{
+    pthread_mutex_lock(&sh->m);
+    if (!atomic_load(&sh->stop) && atomic_load(&sh->gate_held) && !kernel_due(sh)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&sh->work, &sh->m, &ts);
+    }
+    pthread_mutex_unlock(&sh->m);
+}
+
+static void serve(shell *sh)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, &sh->p->settings);
+    while (!atomic_load(&sh->stop)) {
+        if (try_kernel(sh))
+            continue;
+        int free_gate = 0;
+        if (atomic_compare_exchange_strong(&sh->gate_held, &free_gate, 1))
+            gate_turn(sh, &idle);
+        else
+            doze(sh);
+    }
+}
+
+static void *serve_thread(void *arg)
+{
+    serve(arg);
+    return NULL;
 }
 
 void otm_worker_main(otm_plugin *p)
@@ -132,23 +187,22 @@ void otm_worker_main(otm_plugin *p)
     pthread_t threads[64];
     int n = p->settings.handlers < 64 ? p->settings.handlers : 64;
     shell sh = {.p = p};
+    atomic_init(&sh.max_running, n);
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
     p->loaded = calloc((size_t)(p->desc ? p->desc->NumDeviceImages : 0) + 1,
                        sizeof *p->loaded);
     p->node.hooks.device = otm_worker_device_ops(p);
     for (int i = 0; i < n; i++)
-        if (pthread_create(&threads[i], NULL, handler_loop, &sh))
+        if (pthread_create(&threads[i], NULL, serve_thread, &sh))
             n = i;
+    atomic_store(&sh.max_running, n);   /* one thread always left for the gate */
     if (n == 0 || !p->loaded) {
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    gate_loop(&sh);
-    atomic_store(&sh.stop, 1);
-    pthread_mutex_lock(&sh.m);
-    pthread_cond_broadcast(&sh.work);
-    pthread_mutex_unlock(&sh.m);
+    serve(&sh);
+    wake(&sh, 1);
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
     uint64_t served = 0;

@@ -12,6 +12,13 @@ uint64_t otm_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t otm_clock_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void otm_idle_init(otm_idle *idle, const otm_settings *s)
 {
     idle->policy = s->idle;
@@ -19,7 +26,13 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
     idle->sleep_max_ns = s->sleep_max_ns ? s->sleep_max_ns : 1;
     idle->idle_since = 0;
     idle->sleep_ns = 0;
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    idle->polls = 0;
+    /* Once per thread: the call is a system call, and waits are many. */
+    static _Thread_local int slack_set;
+    if (!slack_set) {
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        slack_set = 1;
+    }
 }
 
 static void nap(otm_idle *idle)
@@ -39,10 +52,16 @@ void otm_idle_after(otm_idle *idle, int moved)
         idle->sleep_ns = 0;
         return;
     }
+    if (idle->policy == OTM_IDLE_SPIN)
+        return;
+    /* Reading the clock costs about as much as a poll: while spinning,
+     * look at it every 16th poll only. */
+    if (idle->idle_since && idle->sleep_ns == 0 && (++idle->polls & 15u))
+        return;
     uint64_t now = otm_clock_ns();
     if (!idle->idle_since)
         idle->idle_since = now;
-    if (idle->policy == OTM_IDLE_SPIN || now - idle->idle_since < idle->spin_ns)
+    if (now - idle->idle_since < idle->spin_ns)
         return;
     /* Yield for as long again as we spun, then sleep. */
     if (idle->policy == OTM_IDLE_YIELD ||

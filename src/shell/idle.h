@@ -20,6 +20,7 @@ typedef struct otm_idle {
     uint64_t spin_ns, sleep_max_ns;
     uint64_t idle_since;    /* 0: last step made progress */
     uint64_t sleep_ns;      /* current back-off */
+    unsigned polls;         /* idle polls since the clock was last read */
 } otm_idle;
 
 void otm_idle_init(otm_idle *idle, const otm_settings *s);
@@ -27,5 +28,7 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s);
 void otm_idle_after(otm_idle *idle, int moved);
 /* Monotonic clock in ns. */
 uint64_t otm_clock_ns(void);
+/* The same clock at the kernel's tick resolution (ms), much cheaper. */
+uint64_t otm_clock_coarse_ns(void);
 
 #endif
