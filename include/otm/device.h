@@ -35,6 +35,18 @@ typedef struct otm_image otm_image;
 otm_status otm_image_check(const void *start, size_t size, char *err,
                            size_t errlen);
 
+/* The device image inside [start, start + size). clang 16 and later
+ * register the image wrapped in an LLVM offload binary (magic 10 FF 10 AD,
+ * version 1: a 32-byte header, then one entry giving the image's offset
+ * and size; llvm/Object/OffloadBinary.h of LLVM 16), which libomptarget 16
+ * unwraps before it calls the plugin; a worker reads the program's own
+ * descriptor and must do the same. A buffer without that magic is the
+ * image itself (clang 14): *image = start, *image_size = size. A wrapper
+ * whose header, entry or image lies outside the buffer, or of another
+ * version, is OTM_ERR_INVALID with the reason; never reads outside. */
+otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
+                            size_t *image_size, char *err, size_t errlen);
+
 /* Checks, then loads the image privately (RTLD_NOW | RTLD_LOCAL). On success
  * *out owns the handle and the memfd; every load is an independent copy with
  * its own globals, also of the same bytes. OTM_ERR_INVALID for a bad image or

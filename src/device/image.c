@@ -283,6 +283,56 @@ otm_status otm_image_check(const void *start, size_t size, char *err,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The offload-binary wrapper of clang 16                                    */
+
+#define OB_HEADER_SIZE 32   /* magic, version, size, entry offset, entry size */
+#define OB_ENTRY_SIZE 40    /* kinds, flags, strings, image offset and size */
+
+static uint64_t read_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
+                            size_t *image_size, char *err, size_t errlen)
+{
+    static const unsigned char magic[4] = {0x10, 0xFF, 0x10, 0xAD};
+    const unsigned char *p = start;
+    uint32_t version;
+
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (image == NULL || image_size == NULL)
+        return fail(OTM_ERR_INVALID, err, errlen, "no place for the image");
+    *image = start;
+    *image_size = size;
+    if (start == NULL || size < sizeof magic || memcmp(p, magic, sizeof magic) != 0)
+        return OTM_OK;
+    if (size < OB_HEADER_SIZE)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "offload binary of %zu bytes: shorter than its header", size);
+    memcpy(&version, p + 4, sizeof version);
+    if (version != 1)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "offload binary version %u (only version 1 is known)", version);
+    uint64_t total = read_u64(p + 8), eoff = read_u64(p + 16), esize = read_u64(p + 24);
+    if (total < OB_HEADER_SIZE || total > size)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "offload binary claims %llu bytes in a buffer of %zu",
+                    (unsigned long long)total, size);
+    if (esize < OB_ENTRY_SIZE || !in_bounds(eoff, esize, (size_t)total))
+        return fail(OTM_ERR_INVALID, err, errlen, "offload binary entry out of bounds");
+    uint64_t ioff = read_u64(p + eoff + 24), isize = read_u64(p + eoff + 32);
+    if (isize == 0 || !in_bounds(ioff, isize, (size_t)total))
+        return fail(OTM_ERR_INVALID, err, errlen, "offload binary image out of bounds");
+    *image = p + ioff;
+    *image_size = (size_t)isize;
+    return OTM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Loading                                                                   */
 
 /* Exhausted memory (a memfd lives in memory) versus anything else the

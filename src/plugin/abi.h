@@ -1,7 +1,11 @@
 /*
  * abi.h - the libomptarget plugin interface we serve, declared from the
- * layouts of LLVM 14 (DESIGN.md §2): stock libomptarget dlopens the plugin
- * and looks these functions up by name. Only __tgt_rtl_* leave the plugin.
+ * layouts of LLVM 14 and LLVM 16 (DESIGN.md §2): stock libomptarget dlopens
+ * the plugin and looks these functions up by name. Only __tgt_rtl_* leave
+ * the plugin. Both sets are exported: libomptarget 14 requires
+ * run_target_region and run_target_team_region and never looks up the
+ * LLVM 16 names; libomptarget 16 requires launch_kernel and never looks up
+ * run_target_*.
  */
 #ifndef OTM_ABI_H
 #define OTM_ABI_H
@@ -54,6 +58,28 @@ typedef struct __tgt_async_info {
     void *Queue;
 } __tgt_async_info;
 
+/* The kernel arguments of LLVM 16's __tgt_rtl_launch_kernel: KernelArgsTy
+ * of openmp/libomptarget/include/omptarget.h on release/16.x, Version 2
+ * (clang-16 emits it as { i32, i32, ptr x 6, i64, i64, [3 x i32],
+ * [3 x i32], i32 }). Flags is 64 bits of which LLVM 16 defines none we use. */
+typedef struct __tgt_kernel_arguments {
+    uint32_t Version;       /* 2 in LLVM 16 */
+    uint32_t NumArgs;       /* entries of the launch's args/offsets arrays */
+    void **ArgBasePtrs;
+    void **ArgPtrs;
+    int64_t *ArgSizes;
+    int64_t *ArgTypes;
+    void **ArgNames;
+    void **ArgMappers;
+    uint64_t Tripcount;
+    uint64_t Flags;
+    uint32_t NumTeams[3];
+    uint32_t ThreadLimit[3];
+    uint32_t DynCGroupMem;
+} __tgt_kernel_arguments;
+_Static_assert(sizeof(__tgt_kernel_arguments) == 104, "LLVM 16 KernelArgsTy is 104 bytes");
+_Static_assert(offsetof(__tgt_kernel_arguments, NumTeams) == 72, "LLVM 16 KernelArgsTy");
+
 #define OTM_EXPORT __attribute__((visibility("default")))
 
 OTM_EXPORT int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image);
@@ -100,5 +126,20 @@ OTM_EXPORT int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc);
 OTM_EXPORT int32_t __tgt_rtl_supports_empty_images(void);
 OTM_EXPORT void __tgt_rtl_print_device_info(int32_t id);
 OTM_EXPORT void __tgt_rtl_set_info_flag(uint32_t flags);
+
+/* LLVM 16 (omptargetplugin.h on release/16.x; checked against the calls
+ * and the plugins of Debian's libomp5-16). Required by libomptarget 16:
+ * launch_kernel. Optional: the others (libomptarget 16 skips an absent
+ * one; without data_lock, llvm_omp_target_lock_mem returns NULL). */
+OTM_EXPORT int32_t __tgt_rtl_launch_kernel(int32_t id, void *entry, void **args,
+                                           ptrdiff_t *offsets,
+                                           __tgt_kernel_arguments *kargs,
+                                           __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_init_plugin(void);
+OTM_EXPORT int32_t __tgt_rtl_deinit_plugin(void);
+OTM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t id);
+OTM_EXPORT int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai);
+OTM_EXPORT int32_t __tgt_rtl_data_lock(int32_t id, void *host, int64_t size, void **locked);
+OTM_EXPORT int32_t __tgt_rtl_data_unlock(int32_t id, void *host);
 
 #endif

@@ -143,6 +143,20 @@ otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
     return st;
 }
 
+int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
+{
+    int empty = 0;
+    if (!pump(p, q, &empty) && !empty)
+        pump_waits(p, q);
+    if (!empty)
+        return 0;
+    pthread_mutex_lock(&q->lock);
+    *st = (otm_status)q->q.status;
+    q->q.status = OTM_OK;
+    pthread_mutex_unlock(&q->lock);
+    return 1;
+}
+
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
     otm_idle idle;
@@ -198,6 +212,10 @@ static void free_tables(otm_plugin *p)
         free(dev->live);
     }
     free(p->devices);
+    /* Later calls (libomptarget 16 still calls deinit_device) find no
+     * device rather than freed memory. */
+    p->devices = NULL;
+    p->ndevices = 0;
     for (size_t i = 0; i < p->npinned; i++)
         free(p->pinned[i]);
     free(p->pinned);

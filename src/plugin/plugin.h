@@ -114,6 +114,10 @@ otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
 /* Waits for every event of q; returns its first failure. */
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q);
+/* Progresses q (and the queues it waits on) once, without blocking.
+ * Returns 1 when q is empty, with its first failure in *st (then reset),
+ * else 0. */
+int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st);
 /* Waits for one event of q (progressing q); returns its status. */
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev);
 /* Enqueues op on the async info's queue, or runs it synchronously when ai

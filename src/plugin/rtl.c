@@ -5,6 +5,7 @@
  * user's program through it), turns the call into an operation of the core,
  * and reports failure as OFFLOAD_FAIL with a line on stderr saying why.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,11 @@ int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
     char err[160];
     if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart)
         return 0;
-    size_t size = (size_t)((char *)image->ImageEnd - (char *)image->ImageStart);
-    return otm_image_check(image->ImageStart, size, err, sizeof err) == OTM_OK;
+    size_t size = (size_t)((char *)image->ImageEnd - (char *)image->ImageStart), elf_size;
+    const void *elf;
+    return otm_image_unwrap(image->ImageStart, size, &elf, &elf_size, err, sizeof err) ==
+               OTM_OK &&
+           otm_image_check(elf, elf_size, err, sizeof err) == OTM_OK;
 }
 
 int32_t __tgt_rtl_number_of_devices(void)
@@ -55,9 +59,11 @@ int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
     return OFFLOAD_SUCCESS;
 }
 
-int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
+/* The host's end of the job: EXIT to every worker, then MPI_Finalize.
+ * libomptarget 14 ends with unregister_lib; 16 calls deinit_plugin first,
+ * then unregister_lib, so whichever comes first does it, once. */
+static int32_t stop_host(void)
 {
-    (void)desc;
     otm_plugin *p = otm_plugin_host();
     if (!p || p->node.life == OTM_LIFE_DONE)
         return OFFLOAD_SUCCESS;
@@ -70,6 +76,43 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
     if (p->mpi_owned)
         MPI_Finalize();
     otm_node_release(&p->node);
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
+{
+    (void)desc;
+    return stop_host();
+}
+
+/* LLVM 16: the first call after dlopen. It starts the instance (MPI, the
+ * settings), as number_of_devices would; a process without an MPI job
+ * still succeeds here and then reports 0 devices, because a failure would
+ * only make libomptarget retry the same file under its other name. */
+int32_t __tgt_rtl_init_plugin(void)
+{
+    (void)otm_plugin_get();
+    return OFFLOAD_SUCCESS;
+}
+
+/* LLVM 16: called at exit, before unregister_lib. */
+int32_t __tgt_rtl_deinit_plugin(void)
+{
+    return stop_host();
+}
+
+/* LLVM 16: the device is no longer used. Its memory lives until the job
+ * ends (the workers free everything at EXIT); after the end of the job
+ * there is nothing left to do. */
+int32_t __tgt_rtl_deinit_device(int32_t id)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (p && p->node.life == OTM_LIFE_DONE)
+        return OFFLOAD_SUCCESS;
+    otm_device *d = device(id);
+    if (!d)
+        return OFFLOAD_FAIL;
+    d->initialized = 0;
     return OFFLOAD_SUCCESS;
 }
 
@@ -102,11 +145,21 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 /* ---- images ---- */
 
+/* The index in the program's descriptor of the image libomptarget loads:
+ * libomptarget 14 passes the descriptor's own entry; 16 passes a copy whose
+ * bytes are the ELF inside the descriptor's offload binary, so an image is
+ * known by where its bytes lie. The worker finds the same index's image. */
 static int image_index(const otm_plugin *p, const __tgt_device_image *image)
 {
-    for (int i = 0; p->desc && i < p->desc->NumDeviceImages; i++)
-        if (&p->desc->DeviceImages[i] == image)
+    for (int i = 0; p->desc && image && i < p->desc->NumDeviceImages; i++) {
+        const __tgt_device_image *own = &p->desc->DeviceImages[i];
+        if (own == image)
             return i;
+        const char *begin = own->ImageStart, *end = own->ImageEnd;
+        const char *at = image->ImageStart, *last = image->ImageEnd;
+        if (at >= begin && last <= end && at < last)
+            return i;
+    }
     return -1;
 }
 
@@ -427,6 +480,25 @@ int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, void **args,
                                                   0, NULL);
 }
 
+/* LLVM 16: one entry point for every kernel launch. The kernel's own
+ * arguments are args/offsets (kargs->NumArgs of them, as libomptarget 16's
+ * host plugin reads them); the teams and threads of the first dimension
+ * are the launch's. */
+int32_t __tgt_rtl_launch_kernel(int32_t id, void *entry, void **args, ptrdiff_t *offsets,
+                                __tgt_kernel_arguments *kargs, __tgt_async_info *ai)
+{
+    if (!kargs)
+        return fail("%s on device %d: no kernel arguments", "launch_kernel", id);
+    if (kargs->NumArgs > INT32_MAX)
+        return fail("%s on device %d: too many kernel arguments", "launch_kernel", id);
+    int32_t teams = kargs->NumTeams[0] > INT32_MAX ? INT32_MAX : (int32_t)kargs->NumTeams[0];
+    int32_t threads = kargs->ThreadLimit[0] > INT32_MAX ? INT32_MAX
+                                                        : (int32_t)kargs->ThreadLimit[0];
+    return __tgt_rtl_run_target_team_region_async(id, entry, args, offsets,
+                                                  (int32_t)kargs->NumArgs, teams, threads,
+                                                  kargs->Tripcount, ai);
+}
+
 /* ---- queues and events ---- */
 
 int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
@@ -440,6 +512,28 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
         return OFFLOAD_SUCCESS;
     otm_pqueue *q = ai->Queue;
     otm_status st = otm_pqueue_wait(p, q);
+    ai->Queue = NULL;
+    otm_pqueue_unref(p, q);
+    if (st)
+        return fail("%s (device %d)", otm_status_text(st), id);
+    return OFFLOAD_SUCCESS;
+}
+
+/* LLVM 16: advances the queue without blocking; once it is empty the
+ * queue is released (Queue = NULL), as synchronize would. */
+int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
+{
+    otm_plugin *p = otm_plugin_host();
+    if (!device(id))
+        return OFFLOAD_FAIL;
+    if (!ai)
+        return fail("%s on device %d: no async info", "query_async", id);
+    if (!ai->Queue)
+        return OFFLOAD_SUCCESS;
+    otm_pqueue *q = ai->Queue;
+    otm_status st = OTM_OK;
+    if (!otm_pqueue_query(p, q, &st))
+        return OFFLOAD_SUCCESS;
     ai->Queue = NULL;
     otm_pqueue_unref(p, q);
     if (st)
@@ -531,6 +625,28 @@ int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
         return fail("%s on device %d: NULL event", "destroy_event", id);
     pevent_clear(p, event);
     free(event);
+    return OFFLOAD_SUCCESS;
+}
+
+/* LLVM 16 (llvm_omp_target_lock_mem): transfers read and write host memory
+ * through MPI, which needs no page locking, so the locked pointer is the
+ * host pointer itself. */
+int32_t __tgt_rtl_data_lock(int32_t id, void *host, int64_t size, void **locked)
+{
+    if (!device(id))
+        return OFFLOAD_FAIL;
+    if (!host || size < 0 || !locked)
+        return fail("%s on device %d: bad pointer or size", "data_lock", id);
+    *locked = host;
+    return OFFLOAD_SUCCESS;
+}
+
+int32_t __tgt_rtl_data_unlock(int32_t id, void *host)
+{
+    if (!device(id))
+        return OFFLOAD_FAIL;
+    if (!host)
+        return fail("%s on device %d: NULL pointer", "data_unlock", id);
     return OFFLOAD_SUCCESS;
 }
 

@@ -29,8 +29,12 @@ static otm_status load_image(void *ctx, uint64_t index, const otm_entry **out,
     __tgt_device_image *img = &p->desc->DeviceImages[index];
     uint64_t n = (uint64_t)(img->EntriesEnd - img->EntriesBegin);
     if (!l->image) {
-        size_t size = (size_t)((char *)img->ImageEnd - (char *)img->ImageStart);
-        otm_status st = otm_image_load(img->ImageStart, size, &l->image, err, sizeof err);
+        size_t size = (size_t)((char *)img->ImageEnd - (char *)img->ImageStart), elf_size;
+        const void *elf;
+        otm_status st = otm_image_unwrap(img->ImageStart, size, &elf, &elf_size, err,
+                                         sizeof err);
+        if (st == OTM_OK)
+            st = otm_image_load(elf, elf_size, &l->image, err, sizeof err);
         if (st)
             return otm_plugin_log(OTM_LOG_ERROR, "rank %d: image %llu: %s", p->node.rank,
                                   (unsigned long long)index, err), st;

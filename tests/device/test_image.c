@@ -1,7 +1,8 @@
 /*
  * test_image.c - device images: checking, loading from memory, symbols,
- * kernel calls of any arity, independent copies, no files on disk, and bad
- * images that must be refused with a reason and without a crash.
+ * kernel calls of any arity, independent copies, no files on disk, bad
+ * images that must be refused with a reason and without a crash, and the
+ * offload-binary wrapper of clang 16 (otm_image_unwrap).
  *
  * The images are fixture shared libraries built next to this test
  * (fixture_image.c); their paths come in as compile definitions.
@@ -943,6 +944,109 @@ static int teardown(void **state)
     return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The offload-binary wrapper of clang 16                                    */
+
+/* The fixture wrapped as clang 16 wraps a device image: header (magic,
+ * version, total size, entry offset and size), one entry (kinds, flags,
+ * string table, image offset and size), two strings, the image. */
+static unsigned char *wrap(const blob *elf, size_t *size, uint32_t version)
+{
+    enum { HEADER = 32, ENTRY = 40, STRINGS = 72, IMAGE = 96 };
+    uint64_t total = IMAGE + elf->size, eoff = HEADER, esize = ENTRY;
+    uint64_t soff = STRINGS, nstr = 1, ioff = IMAGE, isize = elf->size;
+    uint64_t key = 0, value = 0;
+    unsigned char *b = calloc(1, total);
+
+    assert_non_null(b);
+    memcpy(b, "\x10\xff\x10\xad", 4);
+    memcpy(b + 4, &version, 4);
+    memcpy(b + 8, &total, 8);
+    memcpy(b + 16, &eoff, 8);
+    memcpy(b + 24, &esize, 8);
+    b[HEADER] = 1;      /* image kind: object */
+    b[HEADER + 2] = 1;  /* offload kind: OpenMP */
+    memcpy(b + HEADER + 8, &soff, 8);
+    memcpy(b + HEADER + 16, &nstr, 8);
+    memcpy(b + HEADER + 24, &ioff, 8);
+    memcpy(b + HEADER + 32, &isize, 8);
+    memcpy(b + STRINGS, &key, 8);
+    memcpy(b + STRINGS + 8, &value, 8);
+    memcpy(b + IMAGE, elf->bytes, elf->size);
+    *size = (size_t)total;
+    return b;
+}
+
+static void expect_unwrap_invalid(const unsigned char *p, size_t size, const char *why)
+{
+    const void *image = p;
+    size_t image_size = 1;
+    char err[160] = "";
+
+    if (otm_image_unwrap(p, size, &image, &image_size, err, sizeof err) != OTM_ERR_INVALID)
+        fail_msg("unwrap accepted %s", why);
+    if (err[0] == '\0')
+        fail_msg("no reason given for %s", why);
+}
+
+static void test_unwrap(void **state)
+{
+    fixtures *fx = *state;
+    const void *image = NULL;
+    size_t size = 0, image_size = 0;
+    char err[160];
+    uint64_t big;
+
+    /* A plain ELF image is its own image (clang 14). */
+    assert_int_equal(otm_image_unwrap(fx->image.bytes, fx->image.size, &image,
+                                      &image_size, err, sizeof err), OTM_OK);
+    assert_ptr_equal(image, fx->image.bytes);
+    assert_int_equal(image_size, fx->image.size);
+
+    /* Wrapped: the ELF inside, which checks and loads. */
+    unsigned char *b = wrap(&fx->image, &size, 1);
+    assert_int_equal(otm_image_unwrap(b, size, &image, &image_size, err, sizeof err), OTM_OK);
+    assert_ptr_equal(image, b + 96);
+    assert_int_equal(image_size, fx->image.size);
+    assert_int_equal(otm_image_check(image, image_size, err, sizeof err), OTM_OK);
+    otm_image *img = NULL;
+    assert_int_equal(otm_image_load(image, image_size, &img, err, sizeof err), OTM_OK);
+    assert_non_null(otm_image_symbol(img, "fx_add"));
+    otm_image_unload(img);
+    /* The wrapper itself is no ELF image. */
+    assert_int_equal(otm_image_check(b, size, NULL, 0), OTM_ERR_INVALID);
+
+    /* Broken wrappers are refused with a reason, never read past the end. */
+    expect_unwrap_invalid(b, 31, "a header cut to 31 bytes");
+    expect_unwrap_invalid(b, size - 1, "a buffer shorter than the claimed size");
+    free(b);
+    b = wrap(&fx->image, &size, 2);
+    expect_unwrap_invalid(b, size, "version 2");
+    free(b);
+    b = wrap(&fx->image, &size, 1);
+    big = size;  /* entry offset at the very end */
+    memcpy(b + 16, &big, 8);
+    expect_unwrap_invalid(b, size, "an entry past the end");
+    big = 1;
+    memcpy(b + 16, &(uint64_t){32}, 8);
+    memcpy(b + 24, &big, 8);
+    expect_unwrap_invalid(b, size, "an entry of 1 byte");
+    memcpy(b + 24, &(uint64_t){40}, 8);
+    big = UINT64_MAX - 8;
+    memcpy(b + 32 + 24, &big, 8);
+    expect_unwrap_invalid(b, size, "an image offset that wraps around");
+    memcpy(b + 32 + 24, &(uint64_t){96}, 8);
+    big = fx->image.size + 1;
+    memcpy(b + 32 + 32, &big, 8);
+    expect_unwrap_invalid(b, size, "an image one byte longer than the buffer");
+    big = 0;
+    memcpy(b + 32 + 32, &big, 8);
+    expect_unwrap_invalid(b, size, "an empty image");
+    free(b);
+    assert_int_equal(otm_image_unwrap(fx->image.bytes, fx->image.size, NULL, &image_size,
+                                      err, sizeof err), OTM_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -961,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_header_mutations),
         cmocka_unit_test(test_err_buffer),
+        cmocka_unit_test(test_unwrap),
         /* Last: it leaves a NODELETE library mapped for good. */
         cmocka_unit_test(test_nodelete_name_not_reused),
     };

@@ -1,11 +1,14 @@
 #!/bin/sh
-# check_exports.sh NM PLUGIN [ABI_HEADER] - the plugin's dynamic symbol table
-# defines nothing but __tgt_rtl_* functions (and the version node VERS1.0 of
-# exports.map); with ABI_HEADER, every entry point it declares is defined.
+# check_exports.sh NM PLUGIN [ABI_HEADER [EXPECTED]] - the plugin's dynamic
+# symbol table defines nothing but __tgt_rtl_* functions (and the version
+# node VERS1.0 of exports.map); with ABI_HEADER, every entry point it
+# declares is defined; with EXPECTED (one name a line: LLVM 14's entry
+# points and LLVM 16's), the exported functions are exactly those.
 set -u
 nm=$1
 plugin=$2
 abi=${3:-}
+expected=${4:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -33,6 +36,15 @@ if [ -n "$abi" ]; then
     [ -z "$missing" ] || { echo "FAIL: declared in abi.h but not exported:" $missing; failures=1; }
     [ -z "$undeclared" ] || { echo "FAIL: exported but not in abi.h:" $undeclared; failures=1; }
     echo "# abi.h declares $(wc -l <"$tmp/declared") entry points"
+fi
+if [ -n "$expected" ]; then
+    awk '$1 == "T" { print $2 }' "$tmp/defined" | sort -u >"$tmp/exported"
+    grep -v '^#' "$expected" | sed '/^$/d' | sort -u >"$tmp/expected"
+    missing=$(comm -23 "$tmp/expected" "$tmp/exported")
+    extra=$(comm -13 "$tmp/expected" "$tmp/exported")
+    [ -z "$missing" ] || { echo "FAIL: expected but not exported:" $missing; failures=1; }
+    [ -z "$extra" ] || { echo "FAIL: exported but not expected:" $extra; failures=1; }
+    echo "# $(wc -l <"$tmp/expected") expected entry points ($expected)"
 fi
 echo "# $plugin: $total defined dynamic symbols, of which $count __tgt_rtl_* functions"
 [ "$failures" -eq 0 ] && echo "ok - the plugin exports only __tgt_rtl_*"

@@ -2,8 +2,10 @@
  * mpi_api.c - every exported entry point of the plugin, driven directly as
  * libomptarget would: images and tables, the kinds of data_alloc, transfers
  * (sync and async), kernels with arguments and offsets, the image's global,
- * device-to-device exchange, events across queues, and the allocation pool
- * (on or off, from OMPTARGET_MPI_POOL).
+ * device-to-device exchange, events across queues, the allocation pool
+ * (on or off, from OMPTARGET_MPI_POOL), and LLVM 16's launch_kernel,
+ * query_async, data_lock/unlock and deinit_device (MT_LLVM16=1 also runs
+ * the job as libomptarget 16 does: see mpi_common.c).
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -285,6 +287,120 @@ static void test_kernels(void)
         for (int j = 0; j < i; j++)
             distinct &= host_pids[i] != host_pids[j];
     CHECK(distinct, "the %d devices are %d different processes", mt.ndev, mt.ndev);
+}
+
+/* ---- LLVM 16's entry points ---- */
+
+static __tgt_kernel_arguments kargs(uint32_t nargs, uint32_t teams, uint32_t threads)
+{
+    __tgt_kernel_arguments k = {.Version = 2, .NumArgs = nargs, .Tripcount = 100};
+    k.NumTeams[0] = teams;
+    k.ThreadLimit[0] = threads;
+    return k;
+}
+
+static void test_llvm16(void)
+{
+    for (int d = 0; d < mt.ndev; d++) {
+        void **fx = mt.fx[d];
+        void *a = dalloc(d, 8), *b = dalloc(d, 8);
+        put64(d, a, 5);
+        put64(d, b, 37);
+        void *args[2] = {a, b};
+        ptrdiff_t zero[2] = {0, 0};
+        __tgt_kernel_arguments k = kargs(2, 4, 8);
+        __tgt_async_info ai = {0};
+        /* As libomptarget 16 runs a synchronous target region. */
+        int ok = __tgt_rtl_launch_kernel(d, fx[MT_FX_ADD], args, zero, &k, &ai) == OK &&
+                 __tgt_rtl_synchronize(d, &ai) == OK;
+        int64_t r = get64(d, a);
+        CHECK(ok && r == 42 && ai.Queue == NULL,
+              "device %d: launch_kernel fx_add(a, b) (4 teams, 8 threads), synchronize: "
+              "5 + 37 = %lld", d, (long long)r);
+
+        /* Offsets: the kernel gets base + offset. */
+        int64_t arr[4] = {0, 100, 0, 23};
+        void *v = dalloc(d, sizeof arr);
+        __tgt_rtl_data_submit(d, v, arr, sizeof arr);
+        void *oargs[2] = {v, v};
+        ptrdiff_t offs[2] = {8, 24};
+        __tgt_kernel_arguments k1 = kargs(2, 0, 0);
+        ok = __tgt_rtl_launch_kernel(d, fx[MT_FX_ADD], oargs, offs, &k1, &ai) == OK &&
+             __tgt_rtl_synchronize(d, &ai) == OK &&
+             __tgt_rtl_data_retrieve(d, arr, v, sizeof arr) == OK;
+        CHECK(ok && arr[1] == 123 && arr[3] == 23,
+              "device %d: launch_kernel with offsets 8 and 24 (0 teams, 0 threads): %lld",
+              d, (long long)arr[1]);
+
+        /* The kernel's arity comes from NumArgs: 20 arguments. */
+        void *s20[20];
+        s20[0] = a;
+        int64_t want = 0;
+        for (int i = 1; i < 20; i++) {
+            s20[i] = (void *)(intptr_t)(i + 1);
+            want += (int64_t)i * (i + 1);
+        }
+        __tgt_kernel_arguments k20 = kargs(20, 1, 1);
+        ok = __tgt_rtl_launch_kernel(d, fx[MT_FX_SUM20], s20, NULL, &k20, &ai) == OK &&
+             __tgt_rtl_synchronize(d, &ai) == OK;
+        r = get64(d, a);
+        CHECK(ok && r == want, "device %d: launch_kernel of fx_sum20 with NumArgs 20: %lld "
+              "(want %lld)", d, (long long)r, (long long)want);
+
+        /* query_async until the queue is released, as libomptarget 16 does
+         * for nowait regions. */
+        put64(d, a, 1);
+        put64(d, b, 2);
+        ok = 1;
+        for (int i = 0; i < 4; i++)
+            ok &= __tgt_rtl_launch_kernel(d, fx[MT_FX_ADD], args, NULL, &k, &ai) == OK;
+        int64_t ra = 0;
+        ok &= __tgt_rtl_data_retrieve_async(d, &ra, a, 8, &ai) == OK;
+        long queries = 0;
+        while (ok && ai.Queue) {
+            ok &= __tgt_rtl_query_async(d, &ai) == OK;
+            queries++;
+        }
+        CHECK(ok && ra == 9 && ai.Queue == NULL,
+              "device %d: 4 launch_kernel + retrieve_async, query_async until released "
+              "(%ld queries): a = %lld", d, queries, (long long)ra);
+        CHECK(__tgt_rtl_query_async(d, &ai) == OK,
+              "device %d: query_async of a released queue succeeds", d);
+
+        /* Bad input fails with a message, nothing is queued. */
+        mt_capture_begin();
+        int bad = __tgt_rtl_launch_kernel(d, fx[MT_FX_ADD], args, NULL, NULL, &ai) != OK &&
+                  __tgt_rtl_query_async(d, NULL) != OK &&
+                  __tgt_rtl_query_async(mt.ndev, &ai) != OK &&
+                  __tgt_rtl_data_lock(d, a, 8, NULL) != OK &&
+                  __tgt_rtl_data_lock(d, NULL, 8, (void **)&v) != OK &&
+                  __tgt_rtl_data_unlock(d, NULL) != OK &&
+                  __tgt_rtl_deinit_device(-1) != OK;
+        const char *err = mt_capture_end();
+        CHECK(bad && ai.Queue == NULL && strstr(err, "launch_kernel") &&
+                  strstr(err, "query_async") && strstr(err, "data_lock"),
+              "device %d: launch_kernel without kernel arguments, query_async, data_lock, "
+              "data_unlock and deinit_device with bad arguments fail with a message", d);
+
+        /* data_lock: host memory needs no locking; the locked pointer is the
+         * host pointer and transfers through it work. */
+        int64_t host = 77, back = 0;
+        void *locked = NULL;
+        ok = __tgt_rtl_data_lock(d, &host, 8, &locked) == OK && locked == &host &&
+             __tgt_rtl_data_submit(d, a, locked, 8) == OK &&
+             __tgt_rtl_data_retrieve(d, &back, a, 8) == OK &&
+             __tgt_rtl_data_unlock(d, &host) == OK;
+        CHECK(ok && back == 77, "device %d: data_lock gives the host pointer, a transfer "
+              "through it, data_unlock", d);
+
+        /* deinit_device, then the device is initialised again and serves. */
+        ok = __tgt_rtl_deinit_device(d) == OK && __tgt_rtl_init_device(d) == OK &&
+             mt_roundtrip(d, 4096, 7);
+        CHECK(ok, "device %d: deinit_device, init_device again, a round trip", d);
+        __tgt_rtl_data_delete(d, a);
+        __tgt_rtl_data_delete(d, b);
+        __tgt_rtl_data_delete(d, v);
+    }
 }
 
 /* ---- the image's global, as a declare-target variable ---- */
@@ -654,6 +770,7 @@ int main(int argc, char **argv)
     test_second_image();
     test_alloc_kinds();
     test_kernels();
+    test_llvm16();
     test_global();
     test_async();
     test_exchange();

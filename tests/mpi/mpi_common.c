@@ -45,6 +45,55 @@ static void *read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* MT_LLVM16=1: the job runs as libomptarget 16 runs it. The descriptor's
+ * images are wrapped as clang 16 wraps them (an LLVM offload binary,
+ * version 1: 32-byte header, one 40-byte entry, the image), and the plugin
+ * is given copies of the image records that point at the ELF inside;
+ * init_plugin comes first, deinit_plugin before unregister_lib. */
+static int llvm16;
+static __tgt_device_image wrapped[2];
+
+static char *offload_binary(const char *elf, size_t size, size_t *out_size)
+{
+    enum { HEADER = 32, ENTRY = 40, IMAGE = HEADER + ENTRY };
+    char *b = calloc(1, IMAGE + size);
+    if (!b)
+        exit(2);
+    uint32_t version = 1;
+    uint64_t total = IMAGE + size, eoff = HEADER, esize = ENTRY, soff = IMAGE, nstr = 0,
+             ioff = IMAGE, isize = size;
+    uint16_t image_kind = 1, offload_kind = 1; /* an object, for OpenMP */
+    memcpy(b, "\x10\xff\x10\xad", 4);
+    memcpy(b + 4, &version, 4);
+    memcpy(b + 8, &total, 8);
+    memcpy(b + 16, &eoff, 8);
+    memcpy(b + 24, &esize, 8);
+    memcpy(b + HEADER, &image_kind, 2);
+    memcpy(b + HEADER + 2, &offload_kind, 2);
+    memcpy(b + HEADER + 8, &soff, 8);
+    memcpy(b + HEADER + 16, &nstr, 8);
+    memcpy(b + HEADER + 24, &ioff, 8);
+    memcpy(b + HEADER + 32, &isize, 8);
+    memcpy(b + IMAGE, elf, size);
+    *out_size = total;
+    return b;
+}
+
+static void wrap_images(void)
+{
+    for (int i = 0; i < 2; i++) {
+        size_t size = 0, elf_size = mt.image_size;
+        char *b = offload_binary(mt.images[i].ImageStart, elf_size, &size);
+        free(mt.images[i].ImageStart);
+        wrapped[i] = mt.images[i];
+        wrapped[i].ImageStart = b;
+        wrapped[i].ImageEnd = b + size;
+        mt.images[i].ImageStart = b + size - elf_size;
+        mt.images[i].ImageEnd = b + size;
+    }
+    mt.desc.DeviceImages = wrapped;
+}
+
 static void make_desc(void)
 {
     size_t size = 0;
@@ -72,6 +121,10 @@ static void make_desc(void)
     mt.images[1] = (__tgt_device_image){copy, copy + size, entries1, entries1 + 3};
     mt.desc = (__tgt_bin_desc){2, mt.images, entries0, entries0 + MT_FX_COUNT};
     mt.image_size = size;
+    const char *v = getenv("MT_LLVM16");
+    llvm16 = v && strcmp(v, "1") == 0;
+    if (llvm16)
+        wrap_images();
 }
 
 void mt_start(const char *name, int load)
@@ -79,11 +132,16 @@ void mt_start(const char *name, int load)
     prog = name;
     setvbuf(stdout, NULL, _IOLBF, 0);
     make_desc();
+    if (llvm16 && __tgt_rtl_init_plugin() != OFFLOAD_SUCCESS) {
+        printf("not ok - init_plugin\n");
+        exit(1);
+    }
     int32_t n = __tgt_rtl_number_of_devices();
     __tgt_rtl_register_lib(&mt.desc);
     /* Only rank 0 gets here: a worker serves inside register_lib. */
     mt.ndev = n;
-    printf("# %s: rank 0 (pid %d) with %d device(s)\n", prog, (int)getpid(), n);
+    printf("# %s: rank 0 (pid %d) with %d device(s)%s\n", prog, (int)getpid(), n,
+           llvm16 ? ", as libomptarget 16 (wrapped images)" : "");
     if (n < 1 || n > MT_MAX_DEV) {
         printf("not ok - %s needs 1..%d devices, has %d\n", prog, MT_MAX_DEV, n);
         exit(1);
@@ -108,6 +166,15 @@ void mt_start(const char *name, int load)
 
 int mt_finish(void)
 {
+    if (llvm16) {
+        CHECK(__tgt_rtl_deinit_plugin() == OFFLOAD_SUCCESS,
+              "deinit_plugin: exit protocol and MPI_Finalize");
+        /* libomptarget 16 may still release its devices afterwards. */
+        int ok = 1;
+        for (int d = 0; d < mt.ndev; d++)
+            ok &= __tgt_rtl_deinit_device(d) == OFFLOAD_SUCCESS;
+        CHECK(ok, "deinit_device of each device after deinit_plugin succeeds");
+    }
     int32_t rc = __tgt_rtl_unregister_lib(&mt.desc);
     CHECK(rc == OFFLOAD_SUCCESS, "unregister_lib: exit protocol and MPI_Finalize");
     printf("# %s: %d checks, %d failed\n", prog, checks, failures);
