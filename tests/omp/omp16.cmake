@@ -1,0 +1,73 @@
+# The `omp16` label: the programs of the `omp` label, compiled by clang-16
+# against libomp/libomptarget 16 and run through the same launcher and
+# driver (run_omp.sh). Debian 12 cannot install libomp-16-dev next to
+# libomp-14-dev, so ci/setup.sh unpacks libomp-16-dev and libomp5-16 into
+# OTM_LLVM16_DIR; the programs find omp.h, libomp and libomptarget there
+# (-I, -L and an rpath). clang-16 needs clang-offload-packager and
+# clang-linker-wrapper (Debian package clang-tools-16), found next to the
+# packager through -B.
+#
+# Included by tests/omp/CMakeLists.txt, whose OTM_OMP_PROGRAMS, OTM_OMP_ARGS_*,
+# launcher, plugin_dir and driver it uses.
+set(OTM_LLVM16_DIR ${PROJECT_SOURCE_DIR}/.deps/llvm-16 CACHE PATH
+    "Unpacked libomp-16-dev and libomp5-16 (ci/setup.sh) for the omp16 tests")
+set(_llvm16 ${OTM_LLVM16_DIR}/usr/lib/llvm-16)
+find_program(OTM_CLANG16 clang-16)
+find_program(OTM_CLANG16_PACKAGER NAMES clang-offload-packager
+             PATHS /usr/lib/llvm-16/bin ${_llvm16}/bin NO_DEFAULT_PATH)
+find_path(OTM_OMP16_INCLUDE omp.h PATHS ${_llvm16}/lib/clang/16/include NO_DEFAULT_PATH)
+find_library(OTM_LIBOMPTARGET16 NAMES libomptarget.so.16 PATHS ${_llvm16}/lib
+             NO_DEFAULT_PATH)
+
+set(_missing)
+foreach(_what OTM_CLANG16 OTM_CLANG16_PACKAGER OTM_OMP16_INCLUDE OTM_LIBOMPTARGET16)
+  if(NOT ${_what})
+    list(APPEND _missing ${_what})
+  endif()
+endforeach()
+
+if(_missing)
+  # Not dropped silently: one test of the label that reports itself skipped
+  # (exit status 77) with the reason.
+  string(REPLACE ";" ", " _missing "${_missing}")
+  set(_why "LLVM 16 not found (${_missing}): run ci/setup.sh, which installs clang-16 and clang-tools-16 and unpacks libomp 16 into ${OTM_LLVM16_DIR}")
+  message(WARNING "omp16 tests: ${_why}")
+  add_test(NAME omp16_unavailable
+           COMMAND sh -c "echo \"omp16: skipped: $1\"; exit 77" sh "${_why}")
+  set_tests_properties(omp16_unavailable PROPERTIES LABELS omp16 SKIP_RETURN_CODE 77)
+  return()
+endif()
+
+get_filename_component(_tools ${OTM_CLANG16_PACKAGER} DIRECTORY)
+set(_flags ${OTM_OMP_FLAGS} -B${_tools} -I${OTM_OMP16_INCLUDE}
+    -L${_llvm16}/lib -Wl,-rpath,${_llvm16}/lib)
+set(_outputs)
+foreach(prog IN LISTS OTM_OMP_PROGRAMS)
+  set(exe ${CMAKE_CURRENT_BINARY_DIR}/omp16/${prog})
+  add_custom_command(
+    OUTPUT ${exe}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/omp16
+    COMMAND ${OTM_CLANG16} ${_flags} -I${CMAKE_CURRENT_SOURCE_DIR}
+            ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c -o ${exe}
+    DEPENDS ${prog}.c omp_check.h
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+    COMMENT "clang-16: OpenMP offloading test ${prog}"
+    VERBATIM)
+  list(APPEND _outputs ${exe})
+  add_test(NAME omp16_${prog}
+           COMMAND sh ${driver} ${OTM_OMP_ARGS_${prog}} ${launcher} ${plugin_dir} ${exe}
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(omp16_${prog} PROPERTIES LABELS omp16 TIMEOUT 200)
+endforeach()
+
+# libomptarget 16 tries the nextgen name first (every run above loads our
+# plugin as libomptarget.rtl.x86_64.nextgen.so); with nextgen plugins
+# turned off it loads the plain name only: ours must answer there too.
+add_test(NAME omp16_omp_target_plain_name
+         COMMAND sh ${driver} --env LIBOMPTARGET_NEXTGEN_PLUGINS=false
+                 ${launcher} ${plugin_dir} ${CMAKE_CURRENT_BINARY_DIR}/omp16/omp_target
+         WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(omp16_omp_target_plain_name PROPERTIES LABELS omp16 TIMEOUT 200)
+
+add_custom_target(otm_omp16_tests ALL DEPENDS ${_outputs})
+add_dependencies(otm_omp16_tests omptarget_rtl_mpi)
