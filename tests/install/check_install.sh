@@ -1,0 +1,63 @@
+#!/bin/sh
+# check_install.sh CMAKE BUILD_DIR PREFIX NM CHECK_EXPORTS EXPECTED - installs
+# the build tree with `cmake --install BUILD_DIR --prefix PREFIX` (PREFIX is
+# emptied first) and checks the installed layout:
+#   - PREFIX/lib/libomptarget.rtl.mpi.so is a regular file exporting exactly
+#     the expected __tgt_rtl_* (CHECK_EXPORTS with EXPECTED),
+#   - PREFIX/lib/omptarget-mpi/ holds both names libomptarget looks up,
+#     libomptarget.rtl.x86_64.so (LLVM 14, 16) and
+#     libomptarget.rtl.x86_64.nextgen.so (LLVM 16, tried first), each a
+#     symlink that resolves to that plugin,
+#   - PREFIX/bin/omptarget-mpirun --dry-run -n 2 ./app puts the installed
+#     alias directory first in LD_LIBRARY_PATH, not the build tree's.
+# Prints one TAP line per check; exits 1 if any failed.
+set -u
+[ $# -eq 6 ] || { echo "usage: $0 CMAKE BUILD_DIR PREFIX NM CHECK_EXPORTS EXPECTED" >&2; exit 2; }
+cmake=$1 build=$2 prefix=$3 nm=$4 check_exports=$5 expected=$6
+n=0 failures=0
+check() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        failures=$((failures + 1))
+    fi
+}
+
+rm -rf "$prefix"
+"$cmake" --install "$build" --prefix "$prefix" >"$prefix.log" 2>&1
+rc=$?
+check $rc "cmake --install $build --prefix $prefix"
+[ $rc -eq 0 ] || { cat "$prefix.log"; exit 1; }
+prefix=$(cd "$prefix" && pwd -P)
+
+plugin=$prefix/lib/libomptarget.rtl.mpi.so
+[ -f "$plugin" ] && [ ! -L "$plugin" ]
+check $? "the plugin is installed as a file: lib/libomptarget.rtl.mpi.so"
+out=$(sh "$check_exports" "$nm" "$plugin" "" "$expected" 2>&1)
+rc=$?
+check $rc "the installed plugin exports exactly the expected __tgt_rtl_* ($(grep -c . "$expected") functions)"
+[ $rc -eq 0 ] || printf '%s\n' "$out" | sed 's/^/    /'
+
+for alias in libomptarget.rtl.x86_64.so libomptarget.rtl.x86_64.nextgen.so; do
+    link=$prefix/lib/omptarget-mpi/$alias
+    [ -L "$link" ] && [ "$(readlink -f "$link")" = "$plugin" ]
+    check $? "lib/omptarget-mpi/$alias is a link resolving to the installed plugin ($(readlink "$link" 2>/dev/null))"
+done
+
+dry=$(OMPTARGET_MPI_PLUGIN_DIR='' LD_LIBRARY_PATH='' "$prefix/bin/omptarget-mpirun" --dry-run -n 2 ./app 2>&1)
+check $? "the installed omptarget-mpirun --dry-run -n 2 ./app succeeds"
+first=$(printf '%s\n' "$dry" | sed -n '1s/^LD_LIBRARY_PATH=//p')
+[ "$first" = "$prefix/lib/omptarget-mpi" ]
+check $? "its LD_LIBRARY_PATH is the installed alias directory ($first)"
+printf '%s\n' "$dry" | sed -n '2p' | grep -q -- ' -n 2 \./app$'
+check $? "its command ends with '-n 2 ./app' ($(printf '%s\n' "$dry" | sed -n '2p'))"
+case $dry in
+*"$(cd "$build" && pwd -P)/lib/omptarget-mpi"*) false ;;
+*) true ;;
+esac
+check $? "the dry run does not name the build tree's plugin directory"
+
+echo "# $n checks, $failures failed"
+[ "$failures" -eq 0 ]
