@@ -3,7 +3,8 @@
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
  * process (the only mutable global of the production code), created on the
- * first call and torn down at unregister_lib. Everything else hangs off it:
+ * first call and torn down at unregister_lib (libomptarget 14) or
+ * deinit_plugin (16, which calls it first). Everything else hangs off it:
  * the settings, this rank's otm_node, and per role the host's devices or
  * the worker's loaded images.
  */
