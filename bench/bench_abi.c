@@ -276,6 +276,8 @@ static void nowait(void)
     printf("CHECK abi_nowait_%d %s %d concurrent async kernels over %d devices, "
            "%d run(s), %d wrong result(s) or failed call(s)\n",
            n, bad ? "FAIL" : "PASS", n, ndev, o.runs, bad);
+    /* Also a failed check of the program, so that its exit status says so. */
+    CHECKQ(bad == 0, "%d concurrent async kernels: %d wrong result(s)", n, bad);
     for (int d = 0; d < ndev; d++) {
         __tgt_rtl_data_delete(d, da[d]);
         __tgt_rtl_data_delete(d, db[d]);

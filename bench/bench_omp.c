@@ -150,6 +150,9 @@ static void idle_cpu(const char *label)
     bench_report(key, "%core", v, o.runs);
 }
 
+/* Wrong nowait results: the program's exit status is 1 when there are any. */
+static long wrong;
+
 static void nowait(void)
 {
     double v[BENCH_MAX_RUNS];
@@ -180,6 +183,7 @@ static void nowait(void)
            "%d run(s), %ld wrong result(s) (a region run on the host counts as wrong)\n",
            n, bad ? "FAIL" : "PASS", n, ndev, o.runs, bad);
     free(res);
+    wrong += bad;
 }
 
 int main(int argc, char **argv)
@@ -209,5 +213,5 @@ int main(int argc, char **argv)
     } else {
         nowait();
     }
-    return 0;
+    return wrong ? 1 : 0;
 }

@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="cmake make gcc pkg-config clang-14 clang-tools-14 libomp-14-dev
 mpich libmpich-dev libffi-dev libelf-dev libcmocka-dev
-valgrind lcov procps libclang-rt-14-dev"
+valgrind lcov procps libclang-rt-14-dev gnuplot-nox"
 
 missing=""
 for p in $PACKAGES; do
