@@ -142,6 +142,9 @@ function row(key, what, via, ratio_of, ratio_how, target, op, limit,   r, met, r
         rtxt = sprintf("%.2f× %s", r, ratio_how)
     } else if (ratio_of == "self") {
         r = med[key]; rtxt = fmt(r) " " unit[key]
+    } else if (ratio_of in check) {
+        rtxt = "results checked: " check[ratio_of]
+        met = check[ratio_of] == "PASS" ? "yes" : "no"
     }
     if (op != "" && r != "") met = (op == "<=" ? r <= limit : r >= limit) ? "yes" : "no"
     printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", what, via, fmt(med[key]),
@@ -179,7 +182,11 @@ END {
         }
         row(pre "_map_cycle_" m, "map(tofrom:) cycle, " m, via, "raw_both_ways_" m,
             "raw both ways", "≤ 1.2×", "<=", 1.2)
-        row(pre "_nowait_rate", "concurrent nowait regions (3 ranks)", via)
+        ck = ""
+        for (i = 0; i < nc; i++) if (checks[i] ~ ("^" pre "_nowait_[0-9]+$")) ck = checks[i]
+        nr = ck; sub(/^.*_/, "", nr)
+        row(pre "_nowait_rate", nr " concurrent nowait regions (3 ranks)", via, ck,
+            "", "all correct")
         row(pre "_alloc_free_pool_on", "alloc + free 4 KiB, pool on", via)
         row(pre "_alloc_free_pool_off", "alloc + free 4 KiB, pool off", via)
         row(pre "_idle_cpu_sleep", "idle CPU, both ranks (IDLE=sleep)", via, "self", "",
@@ -209,15 +216,19 @@ END {
 }' "$figures"
 
 png=$out/$name.png
+# Tick labels at the measured sizes: 64 KiB, 1 MiB, ...
+xtics=$(awk '!/^#/ { b = $1; l = b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB"
+                    printf "%s\"%s\" %s", n++ ? ", " : "", l, b }' "$out/$name.dat")
 if command -v gnuplot >/dev/null 2>&1; then
     gnuplot <<EOF
-set terminal pngcairo size 900,560 noenhanced
+set terminal pngcairo size 900,600 noenhanced
 set output '$png'
-set title 'omptarget-mpi: bandwidth against size (2 ranks, medians; $machine)' font ',10'
+set title "omptarget-mpi: bandwidth against transfer size (2 ranks, medians)\n$machine" font ',10'
 set logscale x 2
-set xlabel 'transfer size (bytes)'
+set xtics ($xtics)
+set xlabel 'transfer size'
 set ylabel 'MiB/s'
-set key left top
+set key outside below
 set grid
 set yrange [0:*]
 plot '$out/$name.dat' using 1:2 with linespoints lw 2 title 'raw MPI one-way', \
