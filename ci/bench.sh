@@ -1,0 +1,301 @@
+#!/bin/sh
+# ci/bench.sh - measures the plugin against raw MPI in one run and writes
+# the figures as a table (Markdown), a JSON file and a bandwidth plot (PNG).
+#
+# usage: ci/bench.sh [--quick] [--update-docs] [--build-dir DIR] [--out DIR]
+#
+#   (default)      every figure is the median of 5 runs (BENCH_RUNS=N for
+#                  more), sizes 64 KiB .. 256 MiB, 10,000 nowait regions;
+#                  results in bench/results/<host>-<date>.{md,json,png}
+#   --quick        every measurement once with small sizes (1,000 nowait
+#                  regions): checks that everything builds and runs; results
+#                  in <build dir>/bench/quick
+#   --update-docs  also copies the table, JSON and plot to docs/bench/ and
+#                  the table into README.md (between the bench-table marks)
+#   --build-dir D  use the build tree D as it is (no setup, no build);
+#                  without it: ci/setup.sh, then configure and build build/
+#   --out DIR      write the results there instead
+#
+# All jobs run under MPICH's mpiexec (mpiexec.mpich, 2 ranks; 3 ranks for
+# the nowait runs): the raw MPI baseline (bench_raw), the plugin through its
+# ABI (bench_abi, OMPTARGET_MPI_LAUNCHER=1) and an OpenMP program built by
+# clang-14 through omptarget-mpirun (bench_omp). The plugin runs with its
+# default settings, but for OMPTARGET_MPI_POOL_MAX=64M in the main jobs (the
+# map cycle's buffer stays in the pool) and OMPTARGET_MPI_POOL=off and
+# OMPTARGET_MPI_IDLE=spin in the runs named so. Nothing is asserted about time: the exit status is
+# non-zero only when a job fails or the nowait regions' results are wrong.
+set -eu
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+mode=full
+update_docs=0
+build_dir=
+out=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) mode=quick; shift ;;
+    --update-docs) update_docs=1; shift ;;
+    --build-dir) [ $# -ge 2 ] || { echo "bench.sh: --build-dir needs a directory" >&2; exit 2; }
+        build_dir=$2; shift 2 ;;
+    --out) [ $# -ge 2 ] || { echo "bench.sh: --out needs a directory" >&2; exit 2; }
+        out=$2; shift 2 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+if [ -z "$build_dir" ]; then
+    build_dir=build
+    sh ci/setup.sh
+    cmake -S . -B "$build_dir" >/dev/null
+    cmake --build "$build_dir" -j "$(nproc)" --target bench_raw bench_abi \
+        bench_omp_program omptarget_rtl_mpi
+fi
+build_dir=$(cd "$build_dir" && pwd)
+for f in bench/bench_raw bench/bench_abi bench/bench_omp bin/omptarget-mpirun; do
+    [ -x "$build_dir/$f" ] || { echo "bench.sh: $build_dir/$f is missing: build first" >&2; exit 1; }
+done
+mpiexec=$(command -v mpiexec.mpich || true)
+[ -n "$mpiexec" ] || { echo "bench.sh: mpiexec.mpich not found (Debian package mpich)" >&2; exit 1; }
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+# Other work on the machine skews every figure: the load is part of the record.
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+if [ -z "$out" ]; then
+    if [ "$mode" = quick ]; then out=$build_dir/bench/quick; else out=bench/results; fi
+fi
+mkdir -p "$out/logs"
+out=$(cd "$out" && pwd)
+name=$(hostname -s 2>/dev/null || echo host)-$stamp
+[ "$mode" = quick ] && name=quick
+figures=$out/$name.figures
+: >"$figures"
+
+# Only the settings given per job apply.
+for v in $(env | sed -n 's/^\(OMPTARGET_MPI_[A-Za-z0-9_]*\|OMPCLUSTER_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+
+failed=0
+# job NAME [NAME=VALUE...] -- COMMAND...: runs one job, keeps its output in
+# logs/NAME.log and its BENCH and CHECK lines in the figures file.
+job() {
+    jname=$1
+    shift
+    envs=
+    while [ "$1" != -- ]; do envs="$envs $1"; shift; done
+    shift
+    log=$out/logs/$jname.log
+    echo "bench: $jname:${envs:+$envs} $*" | sed "s|$build_dir/||g"
+    # shellcheck disable=SC2086
+    if env $envs timeout -k 10 900 "$@" >"$log" 2>&1; then
+        status=0
+    else
+        status=$?
+    fi
+    grep -E '^(BENCH|CHECK) ' "$log" >>"$figures" || true
+    if [ "$status" -ne 0 ]; then
+        echo "bench: $jname FAILED (exit status $status); its output:"
+        sed 's/^/    /' "$log"
+        failed=$((failed + 1))
+    fi
+}
+
+b=$build_dir/bench
+run=$build_dir/bin/omptarget-mpirun
+job raw -- "$mpiexec" -n 2 "$b/bench_raw" "$mode"
+# The main jobs let the pool keep the map cycle's buffer (64 MiB; the
+# default OMPTARGET_MPI_POOL_MAX is 1 MiB): the cycle runs with the pool warm.
+pool_max=OMPTARGET_MPI_POOL_MAX=64M
+job abi-main OMPTARGET_MPI_LAUNCHER=1 $pool_max -- "$mpiexec" -n 2 "$b/bench_abi" main "$mode"
+job abi-pool-off OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_POOL=off -- \
+    "$mpiexec" -n 2 "$b/bench_abi" alloc "$mode" pool_off
+job abi-idle-spin OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_IDLE=spin -- \
+    "$mpiexec" -n 2 "$b/bench_abi" idle "$mode" spin
+job abi-nowait OMPTARGET_MPI_LAUNCHER=1 -- "$mpiexec" -n 3 "$b/bench_abi" nowait "$mode"
+job omp-main MPIEXEC="$mpiexec" $pool_max -- "$run" -n 2 "$b/bench_omp" main "$mode"
+job omp-pool-off MPIEXEC="$mpiexec" OMPTARGET_MPI_POOL=off -- \
+    "$run" -n 2 "$b/bench_omp" alloc "$mode" pool_off
+job omp-idle-spin MPIEXEC="$mpiexec" OMPTARGET_MPI_IDLE=spin -- \
+    "$run" -n 2 "$b/bench_omp" idle "$mode" spin
+job omp-nowait MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_omp" nowait "$mode"
+
+# ---- the table, the JSON file, the plot ----
+mpich=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p')
+cpus=$(nproc)
+model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+runs=$(awk '$1 == "BENCH" { print $7; exit }' "$figures")
+machine="$cpus CPU(s), ${model:-unknown CPU}, MPICH ${mpich:-unknown}, $(date -u +%Y-%m-%d), load average $load at the start"
+
+awk -v md="$out/$name.md" -v json="$out/$name.json" -v dat="$out/$name.dat" \
+    -v machine="$machine" -v mode="$mode" -v runs="${runs:-0}" '
+function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.3g", x) }
+function size_bytes(s,   n) {
+    n = s + 0
+    if (s ~ /K$/) return n * 1024
+    if (s ~ /M$/) return n * 1048576
+    return n
+}
+# One row of the table and one object of the JSON list.
+function row(key, what, via, ratio_of, ratio_how, target, op, limit,   r, met, rtxt) {
+    if (!(key in med)) return
+    r = ""; met = ""; rtxt = "—"
+    if (ratio_of != "" && (ratio_of in med) && med[ratio_of] > 0) {
+        r = med[key] / med[ratio_of]
+        rtxt = sprintf("%.2f× %s", r, ratio_how)
+    } else if (ratio_of == "self") {
+        r = med[key]; rtxt = fmt(r) " " unit[key]
+    } else if (ratio_of in check) {
+        rtxt = "results checked: " check[ratio_of]
+        met = check[ratio_of] == "PASS" ? "yes" : "no"
+    }
+    if (op != "" && r != "") met = (op == "<=" ? r <= limit : r >= limit) ? "yes" : "no"
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", what, via, fmt(med[key]),
+           fmt(lo[key]), fmt(hi[key]), unit[key], rtxt, target == "" ? "—" : target,
+           met == "" ? "—" : met >> md
+    printf "%s    {\"key\": \"%s\", \"what\": \"%s\", \"via\": \"%s\", \"unit\": \"%s\", " \
+           "\"median\": %s, \"min\": %s, \"max\": %s, \"runs\": %d, \"ratio\": %s, " \
+           "\"target\": \"%s\", \"met\": %s}", nrows++ ? ",\n" : "", key, what, via, unit[key],
+           med[key], lo[key], hi[key], n[key], r == "" ? "null" : sprintf("%.4g", r),
+           target, met == "" ? "null" : (met == "yes" ? "true" : "false") >> json
+}
+$1 == "BENCH" { med[$2] = $4; lo[$2] = $5; hi[$2] = $6; n[$2] = $7; unit[$2] = $3
+                if ($2 ~ /^raw_bw_/) { s = $2; sub(/^raw_bw_/, "", s); sizes[ns++] = s }
+                if ($2 ~ /^raw_both_ways_/) { m = $2; sub(/^raw_both_ways_/, "", m) } }
+$1 == "CHECK" { k = $2; check[k] = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); checkwhat[k] = $0
+                checks[nc++] = k }
+END {
+    print "| figure | via | median | min | max | unit | ratio | target | met |" > md
+    print "|---|---|---|---|---|---|---|---|---|" >> md
+    printf "{\n  \"machine\": \"%s\",\n  \"mode\": \"%s\",\n  \"runs\": %d,\n  \"figures\": [\n",
+           machine, mode, runs > json
+    row("raw_rtt_8B", "round trip, 8 B", "raw MPI")
+    for (i = 0; i < ns; i++) row("raw_bw_" sizes[i], "one-way bandwidth, " sizes[i], "raw MPI")
+    row("raw_both_ways_" m, m " there and back", "raw MPI")
+    for (p = 0; p < 2; p++) {
+        pre = p ? "omp" : "abi"; via = p ? "OpenMP" : "ABI"
+        row(pre "_empty_region", "empty synchronous target region", via, "raw_rtt_8B",
+            "raw RTT", "≤ 3×", "<=", 3)
+        for (i = 0; i < ns; i++) {
+            big = size_bytes(sizes[i]) >= 1048576
+            row(pre "_submit_bw_" sizes[i], "submit bandwidth, " sizes[i], via, "raw_bw_" sizes[i],
+                "raw", big ? "≥ 0.9×" : "", big ? ">=" : "", 0.9)
+            row(pre "_retrieve_bw_" sizes[i], "retrieve bandwidth, " sizes[i], via,
+                "raw_bw_" sizes[i], "raw", big ? "≥ 0.9×" : "", big ? ">=" : "", 0.9)
+        }
+        row(pre "_map_cycle_" m, "map(tofrom:) cycle, " m, via, "raw_both_ways_" m,
+            "raw both ways", "≤ 1.2×", "<=", 1.2)
+        ck = ""
+        for (i = 0; i < nc; i++) if (checks[i] ~ ("^" pre "_nowait_[0-9]+$")) ck = checks[i]
+        nr = ck; sub(/^.*_/, "", nr)
+        row(pre "_nowait_rate", nr " concurrent nowait regions (3 ranks)", via, ck,
+            "", "all correct")
+        row(pre "_alloc_free_pool_on", "alloc + free 4 KiB, pool on", via)
+        row(pre "_alloc_free_pool_off", "alloc + free 4 KiB, pool off", via)
+        row(pre "_idle_cpu_sleep", "idle CPU, both ranks (IDLE=sleep)", via, "self", "",
+            "≤ 4% of a core", "<=", 4)
+        row(pre "_idle_cpu_spin", "idle CPU, both ranks (IDLE=spin)", via, "self", "")
+        row(pre "_event_bytes", "host heap per queued event", via, "self", "",
+            "≤ 512 B", "<=", 512)
+    }
+    printf "\n  ],\n  \"checks\": [" >> json
+    print "" >> md
+    for (i = 0; i < nc; i++) {
+        k = checks[i]
+        printf "- %s: **%s** (%s)\n", k, check[k], checkwhat[k] >> md
+        printf "%s\n    {\"key\": \"%s\", \"result\": \"%s\", \"what\": \"%s\"}", i ? "," : "",
+               k, check[k], checkwhat[k] >> json
+    }
+    printf "\n  ]\n}\n" >> json
+    # The plot data: size in bytes, raw, then the plugin submit and retrieve
+    # via the ABI and via OpenMP.
+    print "# bytes raw abi_submit abi_retrieve omp_submit omp_retrieve" > dat
+    for (i = 0; i < ns; i++) {
+        s = sizes[i]; line = size_bytes(s)
+        split("raw_bw_ abi_submit_bw_ abi_retrieve_bw_ omp_submit_bw_ omp_retrieve_bw_", ks, " ")
+        for (j = 1; j <= 5; j++) line = line " " ((ks[j] s) in med ? med[ks[j] s] : "NaN")
+        print line >> dat
+    }
+}' "$figures"
+
+png=$out/$name.png
+# Tick labels at the measured sizes: 64 KiB, 1 MiB, ...
+xtics=$(awk '!/^#/ { b = $1; l = b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB"
+                    printf "%s\"%s\" %s", n++ ? ", " : "", l, b }' "$out/$name.dat")
+if command -v gnuplot >/dev/null 2>&1; then
+    gnuplot <<EOF
+set terminal pngcairo size 900,600 noenhanced
+set output '$png'
+set title "omptarget-mpi: bandwidth against transfer size (2 ranks, medians)\n$machine" font ',10'
+set logscale x 2
+set xtics ($xtics)
+set offsets graph 0.04, graph 0.04, 0, 0
+set xlabel 'transfer size'
+set ylabel 'MiB/s'
+set key outside below
+set grid
+set yrange [0:*]
+plot '$out/$name.dat' using 1:2 with linespoints lw 2 title 'raw MPI one-way', \
+     '' using 1:3 with linespoints title 'plugin submit (ABI)', \
+     '' using 1:4 with linespoints title 'plugin retrieve (ABI)', \
+     '' using 1:5 with linespoints dt 2 title 'plugin submit (OpenMP update to)', \
+     '' using 1:6 with linespoints dt 2 title 'plugin retrieve (OpenMP update from)'
+EOF
+elif [ "$mode" = full ]; then
+    echo "bench.sh: gnuplot not found (Debian package gnuplot-nox, ci/setup.sh)" >&2
+    failed=$((failed + 1))
+else
+    echo "bench: gnuplot not found: no plot (quick mode)"
+    png=
+fi
+
+echo
+echo "omptarget-mpi benchmarks ($mode): $machine"
+echo "every figure: median of ${runs:-0} run(s), min and max beside it; ratios from the medians"
+echo
+cat "$out/$name.md"
+echo
+echo "bench: table $out/$name.md, figures $out/$name.json${png:+, plot $png}, logs $out/logs/"
+
+if [ "$update_docs" -eq 1 ]; then
+    if [ "$failed" -ne 0 ] || [ "$mode" = quick ]; then
+        echo "bench.sh: --update-docs needs a full run without failures: docs left as they are" >&2
+        failed=$((failed + 1))
+    else
+        mkdir -p docs/bench
+        cp "$out/$name.md" docs/bench/results.md
+        cp "$out/$name.json" docs/bench/results.json
+        cp "$png" docs/bench/bandwidth.png
+        # The README holds the table between two marks.
+        awk -v table=docs/bench/results.md -v machine="$machine" -v runs="$runs" '
+            /^<!-- bench-table -->$/ { print; print ""
+                print "Measured on " machine ", median of " runs " runs:"; print ""
+                while ((getline l < table) > 0) print l; skip = 1; next }
+            /^<!-- \/bench-table -->$/ { skip = 0 }
+            !skip' README.md >README.md.new
+        if grep -q '^<!-- bench-table -->$' README.md; then
+            mv README.md.new README.md
+            echo "bench: docs/bench/ and the table in README.md updated"
+        else
+            rm -f README.md.new
+            echo "bench: docs/bench/ updated (README.md has no bench-table marks)"
+        fi
+    fi
+fi
+
+if [ "$failed" -ne 0 ]; then
+    echo "bench: $failed job(s) or check(s) FAILED"
+    exit 1
+fi
+if grep -q '^CHECK [^ ]* FAIL' "$figures"; then
+    echo "bench: a check FAILED:"
+    grep '^CHECK [^ ]* FAIL' "$figures"
+    exit 1
+fi
+nchecks=$(grep -c '^CHECK ' "$figures" || true)
+if [ "$nchecks" -lt 2 ]; then
+    echo "bench: expected the nowait checks of the ABI and OpenMP runs, found $nchecks"
+    exit 1
+fi
+echo "bench: all jobs ran, $nchecks checks passed"
