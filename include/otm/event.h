@@ -177,6 +177,14 @@ static inline int otm_event_ended(const otm_event *ev)
     return ev->state >= OTM_FINISHED;
 }
 
+/* 1 while the event moves payload fragments. MPI advances a large transfer
+ * only while a thread polls it, so whoever waits on such an event should
+ * not sleep. */
+static inline int otm_event_streaming(const otm_event *ev)
+{
+    return ev->step == OTM_AT_PAYLOAD || ev->step == OTM_AT_REPLY_DATA;
+}
+
 /* "SUBMIT", "ALLOC"...; "?" for values outside the enum. */
 const char *otm_kind_name(int kind);
 const char *otm_state_name(int state);

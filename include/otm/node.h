@@ -182,6 +182,11 @@ otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
 /* Moves the queue's events in order. Returns 1 if anything moved. */
 int otm_queue_progress(otm_node *node, otm_queue *q);
 static inline int otm_queue_empty(const otm_queue *q) { return !q->head; }
+/* 1 while the event at the head of q moves payload (otm_event_streaming). */
+static inline int otm_queue_streaming(const otm_queue *q)
+{
+    return q->head && otm_event_streaming(q->head);
+}
 
 /* Progresses `q` until it is empty, calling the idle hook between rounds.
  * Returns the queue's first failure (and resets it), or OTM_OK. */
@@ -204,6 +209,10 @@ int otm_host_exit_progress(otm_node *node);
 /* Receives and dispatches at most one notification, then progresses every
  * data event once. Returns 1 if anything moved. */
 int otm_gate_poll_once(otm_node *node);
+
+/* 1 while one of the worker's data events moves payload
+ * (otm_event_streaming): the gate's thread should keep polling. */
+int otm_node_streaming(otm_node *node);
 
 /* Claims the first kernel event no other handler holds and progresses it
  * once (the first step runs the kernel, which may take long); frees it if

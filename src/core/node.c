@@ -747,6 +747,16 @@ int otm_gate_poll_once(otm_node *node)
     return moved | run_list(node, &node->data_head, &node->data_tail);
 }
 
+int otm_node_streaming(otm_node *node)
+{
+    int streaming = 0;
+    otm_lock(node);
+    for (otm_event *ev = node->data_head; ev && !streaming; ev = ev->next)
+        streaming = otm_event_streaming(ev);
+    otm_unlock(node);
+    return streaming;
+}
+
 static otm_event *claim_kernel(otm_node *node)
 {
     otm_lock(node);

@@ -95,14 +95,21 @@ otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
     return ai->Queue;
 }
 
-/* Progresses q once under its lock; returns whether it moved. */
-static int pump(otm_plugin *p, otm_pqueue *q, int *empty)
+/* What one round of progress on a queue found. */
+typedef struct pumped {
+    int moved, empty, streaming;
+} pumped;
+
+/* Progresses q once under its lock. */
+static pumped pump(otm_plugin *p, otm_pqueue *q)
 {
+    pumped r;
     pthread_mutex_lock(&q->lock);
-    int moved = otm_queue_progress(&p->node, &q->q);
-    *empty = otm_queue_empty(&q->q);
+    r.moved = otm_queue_progress(&p->node, &q->q);
+    r.empty = otm_queue_empty(&q->q);
+    r.streaming = otm_queue_streaming(&q->q);
     pthread_mutex_unlock(&q->lock);
-    return moved;
+    return r;
 }
 
 /* Progresses the queues q waits on, skipping any another thread is at.
@@ -126,15 +133,14 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q)
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 {
     otm_idle idle;
-    int empty = 0;
     otm_idle_init(&idle, &p->settings);
     for (;;) {
-        int moved = pump(p, q, &empty);
-        if (empty)
+        pumped r = pump(p, q);
+        if (r.empty)
             break;
-        if (!moved)
-            moved = pump_waits(p, q);
-        otm_idle_after(&idle, moved);
+        if (!r.moved)
+            r.moved = pump_waits(p, q);
+        otm_idle_after(&idle, r.moved, r.streaming);
     }
     pthread_mutex_lock(&q->lock);
     otm_status st = (otm_status)q->q.status;
@@ -145,10 +151,10 @@ otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 {
-    int empty = 0;
-    if (!pump(p, q, &empty) && !empty)
+    pumped r = pump(p, q);
+    if (!r.moved && !r.empty)
         pump_waits(p, q);
-    if (!empty)
+    if (!r.empty)
         return 0;
     pthread_mutex_lock(&q->lock);
     *st = (otm_status)q->q.status;
@@ -160,10 +166,11 @@ int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
     otm_idle idle;
-    int empty = 0;
     otm_idle_init(&idle, &p->settings);
-    while (!otm_event_ended(ev))
-        otm_idle_after(&idle, pump(p, q, &empty));
+    while (!otm_event_ended(ev)) {
+        pumped r = pump(p, q);
+        otm_idle_after(&idle, r.moved, r.streaming);
+    }
     return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
 }
 
@@ -227,7 +234,7 @@ void otm_host_stop(otm_plugin *p)
     otm_idle_init(&idle, &p->settings);
     otm_host_exit_begin(&p->node);
     while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_host_exit_progress(&p->node));
+        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
     if (p->node.exit_failures)
         otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
                        p->node.exit_failures);

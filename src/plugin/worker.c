@@ -132,7 +132,7 @@ static int try_kernel(shell *sh)
 static void gate_turn(shell *sh, otm_idle *idle)
 {
     otm_node *node = &sh->p->node;
-    otm_idle_after(idle, 1);
+    otm_idle_after(idle, 1, 0);
     for (;;) {
         int moved = otm_gate_poll_once(node);
         if (node->life == OTM_LIFE_DONE) {
@@ -141,7 +141,7 @@ static void gate_turn(shell *sh, otm_idle *idle)
         }
         if (moved && kernel_due(sh))
             break;
-        otm_idle_after(idle, moved);
+        otm_idle_after(idle, moved, !moved && otm_node_streaming(node));
     }
     atomic_store(&sh->gate_held, 0);
     wake(sh, atomic_load(&sh->stop));

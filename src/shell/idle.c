@@ -45,7 +45,7 @@ static void nap(otm_idle *idle)
     nanosleep(&ts, NULL);
 }
 
-void otm_idle_after(otm_idle *idle, int moved)
+void otm_idle_after(otm_idle *idle, int moved, int streaming)
 {
     if (moved) {
         idle->idle_since = 0;
@@ -64,7 +64,7 @@ void otm_idle_after(otm_idle *idle, int moved)
     if (now - idle->idle_since < idle->spin_ns)
         return;
     /* Yield for as long again as we spun, then sleep. */
-    if (idle->policy == OTM_IDLE_YIELD ||
+    if (idle->policy == OTM_IDLE_YIELD || streaming ||
         now - idle->idle_since < 2 * idle->spin_ns + 10000) {
         sched_yield();
         return;

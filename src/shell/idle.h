@@ -4,8 +4,8 @@
  * The core never blocks, so every thread of the shell is a loop around a
  * core step function. The idle policy decides how such a loop waits when a
  * step made no progress: spin for `spin_ns`, then yield, then (policy
- * SLEEP) sleep with exponential back-off up to `sleep_max_ns`. Any progress
- * resets it. The thread's timer slack is lowered to 1 ns first: Linux's
+ * SLEEP) sleep with exponential back-off up to `sleep_max_ns`, except while
+ * data is in flight. Any progress resets it. The thread's timer slack is lowered to 1 ns first: Linux's
  * default of 50 us turns every short sleep into a long one.
  */
 #ifndef OTM_IDLE_H
@@ -24,8 +24,10 @@ typedef struct otm_idle {
 } otm_idle;
 
 void otm_idle_init(otm_idle *idle, const otm_settings *s);
-/* Call after every step with whether it moved. */
-void otm_idle_after(otm_idle *idle, int moved);
+/* Call after every step with whether it moved, and whether data is in
+ * flight (a transfer advances only while its thread polls MPI, so then the
+ * thread yields at most and never sleeps). */
+void otm_idle_after(otm_idle *idle, int moved, int streaming);
 /* Monotonic clock in ns. */
 uint64_t otm_clock_ns(void);
 /* The same clock at the kernel's tick resolution (ms), much cheaper. */
