@@ -156,6 +156,7 @@ int otm_finish(otm_node *node, otm_event *ev, otm_status st, int clean)
     drop_tag(node, ev, clean && !ev->unclean);
     otm_set_state(ev, ev->status == OTM_OK ? OTM_FINISHED : OTM_FAILED);
     ev->step = OTM_AT_END;
+    otm_trace(node, ev, OTM_TRACE_END);
     return 1;
 }
 
@@ -320,6 +321,7 @@ int otm_event_progress(otm_node *node, otm_event *ev)
     if (!ev->armed) {
         ev->armed = 1;
         ev->last_move = otm_now(node);
+        otm_trace(node, ev, OTM_TRACE_RUN);
     }
     if (run_steps(node, ev)) {
         ev->last_move = otm_now(node);
