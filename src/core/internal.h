@@ -35,7 +35,7 @@ void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
                          uint8_t *msg, uint32_t len, int src);
 
 /* Tells the trace hook, if there is one, that `ev` reached `point`. */
-static inline void otm_trace(otm_node *node, otm_event *ev, otm_trace_point point)
+static inline void otm_trace_at(otm_node *node, otm_event *ev, otm_trace_point point)
 {
     if (node->hooks.trace)
         node->hooks.trace(node->hooks.ctx, ev, (int)point);
