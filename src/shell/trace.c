@@ -47,9 +47,10 @@ struct otm_trace {
     dev_counters *dev;          /* host with counters: size - 1 devices */
 };
 
-/* The calling thread's track. A process has one recorder, so a thread's
- * track number is a property of the thread alone. */
+/* The calling thread's track in the recorder `my_owner` (a process has
+ * one recorder at a time; a new one numbers its tracks afresh). */
 static _Thread_local int my_track = -1;
+static _Thread_local const otm_trace *my_owner;
 
 otm_trace *otm_trace_new(const char *path, int counters, int rank, int size,
                          uint64_t origin_ns, char *err, size_t errlen)
@@ -97,10 +98,11 @@ void otm_trace_free(otm_trace *t)
 
 static int track_of_thread(otm_trace *t, const char *name)
 {
-    if (my_track >= 0 && !name)
+    if (my_owner == t && !name)
         return my_track;
     pthread_mutex_lock(&t->lock);
-    if (my_track < 0) {
+    if (my_owner != t) {
+        my_owner = t;
         my_track = t->ntracks < OTM_TRACE_TRACKS ? t->ntracks++ : OTM_TRACE_TRACKS - 1;
         long tid = (long)syscall(SYS_gettid);
         if (tid == (long)getpid())
