@@ -174,6 +174,8 @@ def render(events, width=1200, title="omptarget-mpi trace"):
         body.append(f'<text x="{tx:.2f}" y="{axis_y + 17}" font-size="10" '
                     f'text-anchor="middle">{escape(time_label(round(k * step, 6)))}</text>')
         k += 1
+    body.append(f'<text x="{LABEL_W - 6}" y="{axis_y + 17}" font-size="10" '
+                f'text-anchor="end">since the first span</text>')
     # Legend: the kinds present, then what a black outline means.
     ly = axis_y + AXIS_H
     lx = LABEL_W
