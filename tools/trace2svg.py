@@ -109,6 +109,8 @@ def nice_step(span_us, ticks=8):
 
 
 def time_label(us):
+    if us == 0:
+        return "0"
     if us >= 1e6:
         return f"{us / 1e6:g} s"
     if us >= 1e3:

@@ -12,7 +12,7 @@
  *
  * A span's track (the "tid" of the trace) is a thread: on the host the
  * thread that enqueued the event, on a worker the thread that ended it (the
- * gate, or the handler that ran the kernel). Times are nanoseconds from
+ * thread at the gate, or the one that ran the kernel). Times are nanoseconds from
  * `origin_ns`, the moment every rank left the start-up barrier.
  *
  * Thread safety: otm_trace_point and otm_trace_name_thread may run on any

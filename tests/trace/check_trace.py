@@ -7,8 +7,8 @@ Checked: every file parses as JSON and is a Chrome trace (metadata names
 each process and every thread a span uses; no span dropped); the host's
 spans are exactly the operations (kind, device, bytes, status); each
 worker's spans are exactly the operations sent to it (an exchange appears
-on both workers, as sender and receiver); kernels ran on handler threads,
-everything else on the gate; the device map and the counter table at exit
+on both workers, as sender and receiver), on its named serving threads;
+the device map and the counter table at exit
 match the operations. Prints one line per check, exits 1 on any failure.
 """
 import json
@@ -94,10 +94,11 @@ def check_worker(rank, spans, threads, ops):
     got = Counter(key(e, True) for e in spans)
     check(got == want, f"rank {rank}: spans match the operations it served "
           f"(missing {dict(want - got)}, extra {dict(got - want)})")
-    misplaced = [e for e in spans
-                 if threads[e["tid"]].startswith("handler") != (e["name"] == "EXECUTE")]
-    check(not misplaced, f"rank {rank}: kernels on handler threads, the rest on the "
-          f"gate ({sorted(set(threads.values()))}) {misplaced[:2]}")
+    # The worker's threads take turns at the gate and run the kernels they
+    # receive, so any of them may end any event; each is a named track.
+    names = {threads[e["tid"]] for e in spans}
+    check(all(n.startswith("server") for n in names),
+          f"rank {rank}: spans on the worker's serving threads ({sorted(names)})")
 
 
 KINDS = ["ALLOC", "DELETE", "SUBMIT", "RETRIEVE", "EXCHANGE", "EXECUTE", "LOAD", "EXIT"]
