@@ -63,7 +63,8 @@ static int at_defaults(const otm_settings *s)
            s->core.kernel_timeout_ns == d.core.kernel_timeout_ns &&
            s->handlers == d.handlers && s->idle == d.idle && s->spin_ns == d.spin_ns &&
            s->sleep_max_ns == d.sleep_max_ns && s->log_level == d.log_level &&
-           s->pool == d.pool && s->pool_max == d.pool_max && s->info == d.info;
+           s->pool == d.pool && s->pool_max == d.pool_max && s->info == d.info &&
+           s->trace_len == d.trace_len && !strcmp(s->trace, d.trace);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -99,6 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st == OTM_OK) {
         if (otm_config_check(&s.core) != OTM_OK)
             die("accepted settings the core refuses", NULL);
+        if (!memchr(s.trace, '\0', sizeof s.trace) || strlen(s.trace) != s.trace_len)
+            die("trace path not terminated or not of its recorded length", NULL);
     } else if (st == OTM_ERR_INVALID) {
         if (!memchr(err, '\0', sizeof err))
             die("error message not terminated", NULL);

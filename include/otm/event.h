@@ -162,6 +162,7 @@ struct otm_event {
     uint64_t last_move;     /* clock value of its last progress (timeouts) */
     otm_event *target;      /* SYNC */
     MPI_Request req[OTM_SLOTS];
+    uint64_t trace[3];      /* owned by the trace hook (otm/node.h) */
     uint16_t recv_mask;     /* which slots hold receives */
     uint16_t cancel_mask;   /* receives cancelled while failing */
 };

@@ -62,6 +62,14 @@ typedef enum otm_log_level {
     OTM_LOG_DEBUG = 3
 } otm_log_level;
 
+/* The points of an event's life the trace hook hears about. */
+typedef enum otm_trace_point {
+    OTM_TRACE_BEGIN = 0,    /* origin: enqueued; dest: arrived at the gate */
+    OTM_TRACE_RUN,          /* first progressed: the origin's notification
+                             * goes out, the dest starts serving */
+    OTM_TRACE_END           /* FINISHED or FAILED (dest: reply sent) */
+} otm_trace_point;
+
 typedef struct otm_hooks {
     void *(*alloc)(void *ctx, size_t size);     /* NULL: malloc */
     void (*release)(void *ctx, void *p);        /* NULL: free */
@@ -70,6 +78,12 @@ typedef struct otm_hooks {
     void (*unlock)(void *ctx);
     void (*log)(void *ctx, int level, const char *msg); /* NULL: silent */
     void (*idle)(void *ctx);                    /* otm_queue_wait's pause */
+    /* NULL: no tracing (one branch per point). Else called at each
+     * otm_trace_point of every event that was enqueued or dispatched, on
+     * the thread that moved the event, with no core lock held. It may
+     * write ev->trace and must not touch anything else of the node. An
+     * event torn down live by otm_node_fini gets no END. */
+    void (*trace)(void *ctx, otm_event *ev, int point);
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;

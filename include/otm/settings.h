@@ -35,7 +35,11 @@ typedef struct otm_settings {
     int log_level;          /* otm_log_level: 0 error .. 3 debug */
     int pool;               /* reuse device allocations (0/1) */
     uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
-    int info;               /* print the device map at start (0/1) */
+    int info;               /* print the device map at start and the
+                             * per-device counters at exit (0/1) */
+    size_t trace_len;       /* length of `trace`; 0: no trace */
+    char trace[1024];       /* OMPTARGET_MPI_TRACE: path prefix of the
+                             * per-rank trace files, NUL-terminated */
 } otm_settings;
 
 /* One row of the table of variables. */
@@ -55,7 +59,8 @@ otm_settings otm_settings_default(void);
  * ("OMPTARGET_MPI_FRAGMENT_SIZE=abc: expected bytes in 1..2147483647, e.g.
  * 1048576 or 1M") and leaves *s at the defaults. Sizes accept a K/M/G
  * suffix (powers of 1024); durations accept ns/us/ms/s suffixes (no suffix:
- * milliseconds); booleans accept 0/1/true/false/yes/no/on/off. Leading and
+ * milliseconds); booleans accept 0/1/true/false/yes/no/on/off; a path is
+ * any text without control characters ("off" = none). Leading and
  * trailing spaces are ignored; anything else trailing is an error. */
 otm_status otm_settings_load(otm_settings *s,
                              const char *(*get)(void *ctx, const char *name),

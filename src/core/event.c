@@ -153,9 +153,11 @@ int otm_finish(otm_node *node, otm_event *ev, otm_status st, int clean)
     if (ev->status == OTM_ERR_BAD_KIND || ev->status == OTM_ERR_BAD_VERSION ||
         ev->status == OTM_ERR_BAD_MESSAGE)
         ev->unclean = 1;
-    drop_tag(node, ev, clean && !ev->unclean);
     otm_set_state(ev, ev->status == OTM_OK ? OTM_FINISHED : OTM_FAILED);
     ev->step = OTM_AT_END;
+    /* Before the tag goes, so that the trace can name it. */
+    otm_trace_at(node, ev, OTM_TRACE_END);
+    drop_tag(node, ev, clean && !ev->unclean);
     return 1;
 }
 
@@ -320,6 +322,7 @@ int otm_event_progress(otm_node *node, otm_event *ev)
     if (!ev->armed) {
         ev->armed = 1;
         ev->last_move = otm_now(node);
+        otm_trace_at(node, ev, OTM_TRACE_RUN);
     }
     if (run_steps(node, ev)) {
         ev->last_move = otm_now(node);

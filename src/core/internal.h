@@ -34,6 +34,13 @@ void otm_event_abandon(otm_node *node, otm_event *ev);
 void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
                          uint8_t *msg, uint32_t len, int src);
 
+/* Tells the trace hook, if there is one, that `ev` reached `point`. */
+static inline void otm_trace_at(otm_node *node, otm_event *ev, otm_trace_point point)
+{
+    if (node->hooks.trace)
+        node->hooks.trace(node->hooks.ctx, ev, (int)point);
+}
+
 /* Worker: 1 when a live event already talks on (comm, tag, rank). */
 int otm_node_key_live(otm_node *node, int comm, int tag, int rank);
 

@@ -352,8 +352,10 @@ static otm_event *new_origin(otm_node *node, const otm_op *op, otm_status *st)
     if (ev && *st) {
         ev->target = NULL;   /* the caller's reference was not taken yet */
         otm_event_free(node, ev);
-        ev = NULL;
+        return NULL;
     }
+    if (ev)
+        otm_trace_at(node, ev, OTM_TRACE_BEGIN);
     return ev;
 }
 
@@ -632,6 +634,7 @@ static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
     otm_event_init_dest(node, ev, &n, buf, (uint32_t)len, src);
     ev->status = judge(node, ev, st);
     ev->rejected = ev->status != OTM_OK;
+    otm_trace_at(node, ev, OTM_TRACE_BEGIN);
     if (ev->status)
         node->stats.rejected++;
     else if (ev->kind == OTM_KIND_EXIT)

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "../shell/idle.h"
+#include "../shell/trace.h"
 #include "plugin.h"
 
 static otm_plugin *instance;
@@ -120,6 +121,66 @@ static void device_map(otm_plugin *p)
     free(all);
 }
 
+/* The ranks leave a barrier at nearly the same instant (within about one
+ * message latency): that instant is the trace's time origin on every
+ * rank, so that traces of ranks on different hosts line up. A collective
+ * of the set-up, like the map above, whatever the settings say. */
+static uint64_t common_origin(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    return otm_clock_ns();
+}
+
+static void hook_trace(void *ctx, otm_event *ev, int point)
+{
+    otm_trace_record(((otm_plugin *)ctx)->trace, ev, point);
+}
+
+static void start_trace(otm_plugin *p)
+{
+    char err[160];
+    uint64_t origin = common_origin();
+    p->trace = otm_trace_new(p->settings.trace, p->settings.info, p->node.rank,
+                             p->node.size, origin, err, sizeof err);
+    if (p->trace)
+        p->node.hooks.trace = hook_trace;
+    else if (p->settings.trace_len || (p->settings.info && p->node.rank == 0))
+        otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s; no trace or counters",
+                       p->node.rank, err);
+}
+
+static void say(void *ctx, const char *line)
+{
+    (void)ctx;
+    otm_plugin_log(OTM_LOG_ERROR, "%s", line);
+}
+
+void otm_plugin_trace_end(otm_plugin *p)
+{
+    char msg[1200];
+    otm_trace *t = p->trace;
+    if (!t)
+        return;
+    p->node.hooks.trace = NULL;
+    p->trace = NULL;
+    if (p->settings.trace_len) {
+        int rc = otm_trace_write(t, msg, sizeof msg);
+        if (rc)
+            otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, msg);
+        else
+            otm_plugin_log(p->node.rank == 0 ? OTM_LOG_ERROR : OTM_LOG_INFO,
+                           "rank %d: trace written to %s (%llu spans)", p->node.rank,
+                           msg, (unsigned long long)otm_trace_spans(t));
+        if (otm_trace_dropped(t))
+            otm_plugin_log(OTM_LOG_WARN, "rank %d: the trace was full: %llu spans "
+                           "dropped (kept the first %u)", p->node.rank,
+                           (unsigned long long)otm_trace_dropped(t), OTM_TRACE_CAPACITY);
+    }
+    if (p->settings.info)
+        otm_trace_report(t, say, NULL);
+    otm_trace_free(t);
+}
+
 static otm_hooks hooks_for(otm_plugin *p)
 {
     otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
@@ -153,6 +214,7 @@ static otm_plugin *start(void)
     }
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
     device_map(p);
+    start_trace(p);
     if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
         otm_node_fini(&p->node);
         if (p->mpi_owned)

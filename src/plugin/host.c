@@ -241,5 +241,6 @@ void otm_host_stop(otm_plugin *p)
     else
         otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
                        p->ndevices);
+    otm_plugin_trace_end(p);
     free_tables(p);
 }

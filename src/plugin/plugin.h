@@ -73,6 +73,7 @@ typedef struct otm_plugin {
     otm_role role;
     otm_settings settings;
     otm_node node;
+    struct otm_trace *trace;        /* spans and counters, or NULL (trace.h) */
     pthread_mutex_t lock;           /* the node's lock hook */
     int mpi_owned;                  /* we initialised MPI, we finalise it */
     __tgt_bin_desc *desc;
@@ -96,6 +97,9 @@ otm_plugin *otm_plugin_host(void);
 
 void otm_plugin_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Once no thread records any more: writes this rank's trace file, prints
+ * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
+void otm_plugin_trace_end(otm_plugin *p);
 
 /* ---- worker (worker.c) ---- */
 otm_device_ops otm_worker_device_ops(otm_plugin *p);

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "../shell/idle.h"
+#include "../shell/trace.h"
 #include "plugin.h"
 
 static otm_status load_image(void *ctx, uint64_t index, const otm_entry **out,
@@ -169,6 +170,7 @@ static void serve(shell *sh)
 {
     otm_idle idle;
     otm_idle_init(&idle, &sh->p->settings);
+    otm_trace_name_thread(sh->p->trace, "server");
     while (!atomic_load(&sh->stop)) {
         if (try_kernel(sh))
             continue;
@@ -209,6 +211,7 @@ void otm_worker_main(otm_plugin *p)
     wake(&sh, 1);
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
+    otm_plugin_trace_end(p);
     uint64_t served = 0;
     for (int k = 0; k < OTM_KIND_END; k++)
         served += p->node.stats.events[k];

@@ -27,6 +27,8 @@
 #define NS_US 1000ull
 #define NS_MS (1000ull * NS_US)
 #define NS_S (1000ull * NS_MS)
+/* Longest trace path prefix; room is left for ".RANK.json". */
+#define PATH_MAX_LEN 1000ull
 
 /* How a value is spelled. */
 typedef enum kind {
@@ -35,7 +37,8 @@ typedef enum kind {
     K_DURATION,     /* an integer with an optional ns/us/ms/s suffix */
     K_BOOL,         /* 0/1/true/false/yes/no/on/off */
     K_IDLE,         /* spin/yield/sleep */
-    K_LOG           /* 0..3 or error/warn/info/debug */
+    K_LOG,          /* 0..3 or error/warn/info/debug */
+    K_PATH          /* a file path (its length is the value), or off (0) */
 } kind;
 
 /* X(ID, alias, kind, min, max, field, default, range, meaning)
@@ -122,7 +125,15 @@ typedef enum kind {
       0, 1, info, "off",                                                      \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
       "Print the map of devices to ranks, host names and process ids when "  \
-      "the plugin starts.")
+      "the plugin starts, and per-device counters (events by kind, bytes "   \
+      "each way, kernel time, failures) when it ends.")                      \
+    X(TRACE, NULL, K_PATH,                                                    \
+      0, PATH_MAX_LEN, trace_len, "off",                                      \
+      "a file path prefix of at most 1000 bytes, no control characters, or "  \
+      "off",                                                                  \
+      "Write a timeline of every event (Chrome trace-event JSON, for "        \
+      "Perfetto or chrome://tracing): each rank writes PATH.RANK.json at "    \
+      "exit.")
 
 enum {
 #define OTM_SETTING_ID(id, ...) SET_##id,
@@ -169,6 +180,9 @@ static void store(otm_settings *s, int id, uint64_t v)
     }
 }
 
+_Static_assert(sizeof(((otm_settings *)0)->trace) > PATH_MAX_LEN,
+               "the trace path buffer holds the longest accepted path");
+
 otm_settings otm_settings_default(void)
 {
     otm_settings s = {
@@ -181,6 +195,8 @@ otm_settings otm_settings_default(void)
         .pool = 1,
         .pool_max = MIB,
         .info = 0,
+        .trace_len = 0,
+        .trace = "",
     };
     /* The core's default of "never" suits the simulator, whose virtual
      * clock may not advance; a real job should fail rather than hang. */
@@ -271,6 +287,22 @@ static int scaled(span t, const word *units, uint64_t bare, uint64_t *out)
     return 1;
 }
 
+/* A path is any non-empty text without control characters; "off" is
+ * none (0). The value is its length, so the range bounds it. */
+static int path_length(span t, uint64_t *out)
+{
+    static const word off[] = {{"off", 0}, {NULL, 0}};
+    if (t.b == t.e)
+        return 0;
+    if (lookup(t, off, out))
+        return 1;
+    for (const char *p = t.b; p < t.e; p++)
+        if (iscntrl((unsigned char)*p))
+            return 0;
+    *out = (uint64_t)(t.e - t.b);
+    return 1;
+}
+
 /* Parses `text` as `k`; bare durations are in units of `bare_ns`. */
 static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
 {
@@ -284,6 +316,7 @@ static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
     case K_LOG:
         return lookup(t, log_words, out) ||
                (digits(&t, out) && t.b == t.e);
+    case K_PATH: return path_length(t, out);
     }
     return 0;
 }
@@ -343,6 +376,12 @@ static int load_one(otm_settings *s, int id,
         return 0;
     }
     store(s, id, v);
+    if (specs[id].kind == K_PATH) {
+        /* The one path setting: keep its text (trimmed, as parsed). */
+        span t = trim(value);
+        memcpy(s->trace, t.b, (size_t)v);
+        s->trace[v] = '\0';
+    }
     return 1;
 }
 

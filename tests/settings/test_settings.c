@@ -79,6 +79,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "POOL")) return (uint64_t)s->pool;
     if (!strcmp(n, "POOL_MAX")) return s->pool_max;
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
+    if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
     fail_msg("no field for %s", name);
     return 0;
 }
@@ -93,6 +94,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_SPIN",          "OMPTARGET_MPI_SLEEP_MAX",
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_INFO",
+    "OMPTARGET_MPI_TRACE",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -153,6 +155,12 @@ typedef struct var_case {
     good ok[12];            /* ends at text == NULL */
     const char *bad[20];    /* ends at NULL */
 } var_case;
+
+/* A path takes almost any text, so bad_everywhere does not apply to it. */
+static int any_text(const char *name)
+{
+    return !strcmp(name, "OMPTARGET_MPI_TRACE");
+}
 
 /* Refused by every variable: not a value of any kind. */
 static const char *const bad_everywhere[] = {
@@ -218,6 +226,11 @@ static const var_case cases[] = {
     {"OMPTARGET_MPI_INFO",
      {{"1", 1}, {"0", 0}, {"TRUE", 1}, {"off", 0}, {NULL, 0}},
      {"2", "maybe", NULL}},
+    /* The value seen through field() is the path's length. */
+    {"OMPTARGET_MPI_TRACE",
+     {{"off", 0}, {"OFF", 0}, {"t", 1}, {"/tmp/run/trace", 14},
+      {" out/t ", 5}, {"-1", 2}, {"1 2", 3}, {"a\xc3\xa9", 3}, {NULL, 0}},
+     {"", "   ", "\x01", "1\n2", "a\tb", "\x7f", NULL}},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -242,7 +255,7 @@ static void test_invalid_values(void **state)
     for (int i = 0; i < NCASES; i++) {
         for (const char *const *b = cases[i].bad; *b; b++)
             check_refused(cases[i].name, *b);
-        for (const char *const *b = bad_everywhere; *b; b++)
+        for (const char *const *b = bad_everywhere; *b && !any_text(cases[i].name); b++)
             check_refused(cases[i].name, *b);
     }
 }
@@ -462,6 +475,30 @@ static void test_null_settings(void **state)
                      OTM_ERR_INVALID);
 }
 
+/* The trace path is kept as text (trimmed); 1000 bytes fit, 1001 do not. */
+static void test_trace_path(void **state)
+{
+    (void)state;
+    otm_settings s = garbage();
+    char err[256] = "";
+    assert_int_equal(load1("OMPTARGET_MPI_TRACE", "  out/my trace ", &s, err,
+                           sizeof err), OTM_OK);
+    assert_string_equal(s.trace, "out/my trace");
+    assert_int_equal(s.trace_len, strlen("out/my trace"));
+    assert_int_equal(load1("OMPTARGET_MPI_TRACE", "off", &s, err, sizeof err),
+                     OTM_OK);
+    assert_string_equal(s.trace, "");
+    static char longest[1002];
+    memset(longest, 'x', 1000);
+    longest[1000] = '\0';
+    assert_int_equal(load1("OMPTARGET_MPI_TRACE", longest, &s, err, sizeof err),
+                     OTM_OK);
+    assert_int_equal(strlen(s.trace), 1000);
+    longest[1000] = 'x';
+    longest[1001] = '\0';
+    check_refused("OMPTARGET_MPI_TRACE", longest);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_one_bad_fails_all),
         cmocka_unit_test(test_many_at_once),
         cmocka_unit_test(test_null_settings),
+        cmocka_unit_test(test_trace_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,276 @@
+/*
+ * test_trace.c - the trace recorder (src/shell/trace.c) on its own: which
+ * settings make a recorder, the spans it keeps, what happens when its array
+ * is full, the JSON file (parsed by python3's json module) and the host's
+ * counter table.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "otm/node.h"
+#include "trace.h"
+
+/* An event as the core would hand it to the hook. */
+static otm_event event(int kind, int side, int rank, uint64_t bytes, int tag)
+{
+    otm_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = (uint16_t)kind;
+    ev.side = (uint8_t)side;
+    ev.rank = rank;
+    ev.tag = tag;
+    ev.state = OTM_RUNNING;
+    if (kind == OTM_KIND_EXCHANGE)
+        ev.a[2] = bytes;
+    else if (kind == OTM_KIND_ALLOC)
+        ev.a[0] = bytes;
+    else
+        ev.a[1] = bytes;
+    return ev;
+}
+
+/* Takes `ev` through its whole life; status != OTM_OK ends it FAILED. */
+static void live(otm_trace *t, otm_event *ev, otm_status status)
+{
+    otm_trace_record(t, ev, OTM_TRACE_BEGIN);
+    otm_trace_record(t, ev, OTM_TRACE_RUN);
+    ev->status = status;
+    ev->state = status == OTM_OK ? OTM_FINISHED : OTM_FAILED;
+    otm_trace_record(t, ev, OTM_TRACE_END);
+}
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/otm_trace_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs python3 on `file` with a snippet that prints one line; returns it. */
+static const char *python(const char *snippet, const char *file)
+{
+    static char out[512];
+    char cmd[1024];
+    const char *py = getenv("OTM_PYTHON3");
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "%s' '%s'", py ? py : "python3", snippet, file);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    out[0] = '\0';
+    if (!fgets(out, sizeof out, p))
+        out[0] = '\0';
+    assert_int_equal(pclose(p), 0);
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+static void test_off(void **state)
+{
+    (void)state;
+    char err[64];
+    assert_null(otm_trace_new(NULL, 0, 0, 3, 0, err, sizeof err));
+    assert_null(otm_trace_new("", 0, 0, 3, 0, err, sizeof err));
+    /* Counters are the host's: a worker without a path needs no recorder. */
+    assert_null(otm_trace_new(NULL, 1, 1, 3, 0, err, sizeof err));
+    otm_trace *t = otm_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
+    assert_non_null(t);
+    char e2[64] = "untouched";
+    assert_int_equal(otm_trace_write(t, e2, sizeof e2), 0);   /* no path */
+    assert_string_equal(e2, "untouched");
+    otm_trace_free(t);
+}
+
+static void test_spans_json(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], file[160];
+    snprintf(prefix, sizeof prefix, "%s/host", dir);
+    otm_trace *t = otm_trace_new(prefix, 0, 0, 3, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_trace_name_thread(t, "main");
+    otm_event a = event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 1000, 7);
+    otm_event b = event(OTM_KIND_RETRIEVE, OTM_ORIGIN, 2, 64, 9);
+    otm_event c = event(OTM_KIND_EXCHANGE, OTM_ORIGIN, 1, 4096, 11);
+    live(t, &a, OTM_OK);
+    live(t, &b, OTM_ERR_BAD_POINTER);
+    live(t, &c, OTM_OK);
+    assert_int_equal(otm_trace_spans(t), 3);
+    assert_int_equal(otm_trace_dropped(t), 0);
+    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
+    snprintf(file, sizeof file, "%s.0.json", prefix);
+    assert_string_equal(err, file);
+    otm_trace_free(t);
+    assert_string_equal(
+        python("x=[e for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\"]; "
+               "print(\";\".join(\"%s %s %d %d %d %s %s\" % (e[\"name\"], e[\"cat\"], "
+               "e[\"args\"][\"device\"], e[\"args\"][\"bytes\"], e[\"args\"][\"tag\"], "
+               "e[\"args\"][\"status\"], e[\"tid\"]) for e in x))", file),
+        "SUBMIT host 0 1000 7 FINISHED 0;RETRIEVE host 1 64 9 FAILED 0;"
+        "EXCHANGE host 0 4096 11 FINISHED 0");
+    assert_string_equal(
+        python("m=[(e[\"name\"], e[\"args\"].get(\"name\")) for e in d[\"traceEvents\"] "
+               "if e[\"ph\"]==\"M\" and e[\"name\"] in (\"process_name\", \"thread_name\")]; "
+               "print(m, d[\"otherData\"][\"dropped_spans\"])", file),
+        "[('process_name', 'rank 0 (host)'), ('thread_name', 'main')] 0");
+}
+
+/* A worker's spans: the device is the worker's own, the track the thread
+ * that ended the event, and an exchange says its role. */
+static void test_worker_tracks(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], file[160];
+    snprintf(prefix, sizeof prefix, "%s/worker", dir);
+    otm_trace *t = otm_trace_new(prefix, 1, 2, 3, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_trace_name_thread(t, "gate");
+    otm_event a = event(OTM_KIND_EXECUTE, OTM_DEST, 0, 0, 5);
+    otm_event b = event(OTM_KIND_EXCHANGE, OTM_DEST, 1, 256, 6);
+    b.flags = OTM_XCHG_RECV;
+    live(t, &a, OTM_OK);
+    live(t, &b, OTM_OK);
+    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
+    otm_trace_free(t);
+    snprintf(file, sizeof file, "%s.2.json", prefix);
+    assert_string_equal(
+        python("print([(e[\"pid\"], e[\"args\"][\"device\"], e[\"args\"].get(\"role\")) "
+               "for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\"], [e[\"args\"][\"name\"] "
+               "for e in d[\"traceEvents\"] if e[\"name\"]==\"process_name\"])", file),
+        "[(2, 1, None), (2, 1, 'receive')] ['rank 2 (device 1)']");
+}
+
+/* Past the capacity, spans are counted, not stored, and the file says so. */
+static void test_full(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], file[160];
+    snprintf(prefix, sizeof prefix, "%s/full", dir);
+    otm_trace *t = otm_trace_new(prefix, 0, 1, 2, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_event ev = event(OTM_KIND_ALLOC, OTM_DEST, 0, 8, 3);
+    for (unsigned i = 0; i < OTM_TRACE_CAPACITY + 5; i++) {
+        ev.state = OTM_RUNNING;
+        live(t, &ev, OTM_OK);
+    }
+    assert_int_equal(otm_trace_spans(t), OTM_TRACE_CAPACITY);
+    assert_int_equal(otm_trace_dropped(t), 5);
+    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
+    otm_trace_free(t);
+    snprintf(file, sizeof file, "%s.1.json", prefix);
+    char want[64];
+    snprintf(want, sizeof want, "%u %u 5", OTM_TRACE_CAPACITY, OTM_TRACE_CAPACITY);
+    assert_string_equal(
+        python("print(len([e for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\"]), "
+               "d[\"otherData\"][\"spans\"], d[\"otherData\"][\"dropped_spans\"])", file),
+        want);
+}
+
+static void test_unwritable(void **state)
+{
+    (void)state;
+    char err[256];
+    otm_trace *t = otm_trace_new("/nonexistent-dir/x", 0, 0, 2, 0, err, sizeof err);
+    assert_non_null(t);
+    assert_int_equal(otm_trace_write(t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot write the trace /nonexistent-dir/x.0.json"));
+    otm_trace_free(t);
+}
+
+typedef struct lines {
+    char text[8][400];
+    int n;
+} lines;
+
+static void collect(void *ctx, const char *line)
+{
+    lines *l = ctx;
+    assert_true(l->n < 8);
+    snprintf(l->text[l->n++], sizeof l->text[0], "%s", line);
+}
+
+/* The counters count what the host saw, per device. */
+static void test_counters(void **state)
+{
+    (void)state;
+    char err[64];
+    otm_trace *t = otm_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_event evs[] = {
+        event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 1000, 3),
+        event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 24, 3),
+        event(OTM_KIND_RETRIEVE, OTM_ORIGIN, 1, 500, 3),
+        event(OTM_KIND_RETRIEVE, OTM_ORIGIN, 1, 64, 3),     /* fails */
+        event(OTM_KIND_EXECUTE, OTM_ORIGIN, 1, 0, 3),
+        event(OTM_KIND_EXCHANGE, OTM_ORIGIN, 2, 4096, 3),
+        event(OTM_KIND_ALLOC, OTM_ORIGIN, 2, 77, 3),
+        event(OTM_KIND_SYNC, OTM_ORIGIN, 0, 0, -1),          /* no device */
+        event(OTM_KIND_SUBMIT, OTM_DEST, 0, 999, 3),         /* not the host's */
+    };
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        live(t, &evs[i], i == 3 ? OTM_ERR_BAD_POINTER : OTM_OK);
+    lines l = {.n = 0};
+    otm_trace_report(t, collect, &l);
+    otm_trace_free(t);
+    assert_int_equal(l.n, 4);
+    assert_non_null(strstr(l.text[0], "kernel-ms"));
+    const char *cols[] = {"device", "rank", "ALLOC", "DELETE", "SUBMIT", "RETRIEVE",
+                          "EXCHANGE", "EXECUTE", "LOAD", "EXIT", "failed",
+                          "bytes-to-device", "bytes-from-device", "bytes-to-peer",
+                          "kernel-ms"};
+    char *save = NULL, *tok = strtok_r(l.text[1], " ", &save);
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++, tok = strtok_r(NULL, " ", &save))
+        assert_string_equal(tok, cols[i]);
+    assert_null(tok);
+    assert_int_equal(strlen(l.text[2]), strlen(l.text[3]));
+    unsigned long long v[14];
+    double ms;
+    /* device rank ALLOC DELETE SUBMIT RETRIEVE EXCHANGE EXECUTE LOAD EXIT
+     * failed to from peer */
+    assert_int_equal(sscanf(l.text[2], "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+                            "%llu %llu %llu %llu %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+                            &v[13], &ms), 15);
+    unsigned long long want0[] = {0, 1, 0, 0, 2, 2, 0, 1, 0, 0, 1, 1024, 500, 0};
+    for (int i = 0; i < 14; i++)
+        assert_int_equal(v[i], want0[i]);
+    assert_true(ms >= 0);
+    assert_int_equal(sscanf(l.text[3], "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+                            "%llu %llu %llu %llu %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+                            &v[13], &ms), 15);
+    unsigned long long want1[] = {1, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4096};
+    for (int i = 0; i < 14; i++)
+        assert_int_equal(v[i], want1[i]);
+    assert_true(ms == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_off),
+        cmocka_unit_test(test_spans_json),
+        cmocka_unit_test(test_worker_tracks),
+        cmocka_unit_test(test_full),
+        cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_counters),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
