@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]
 #
-# Runs PROGRAM as an MPI job of NPROCS ranks under MPICH's mpiexec (rank 0
+# Runs PROGRAM as an MPI job of NPROCS ranks under $MPIEXEC (rank 0
 # the host, ranks 1..NPROCS-1 its devices), with OMPTARGET_MPI_LAUNCHER=1,
 # OMPTARGET_MPI_LOG_LEVEL=info and the given settings, then checks that it
 # shut down cleanly on every rank:
@@ -14,6 +14,11 @@
 #   - no process of the program is left.
 # TAG is passed to the program as its only argument, so that this run's
 # processes can be told from any other run of the same program.
+#
+# OTM_TEST_MPI (mpich, the default, or openmpi) names the MPI of $MPIEXEC.
+# For Open MPI the driver allows running as root, oversubscribes the cores,
+# names every variable it sets with -x and keeps the shared-memory transport
+# away from single-copy (CMA), which a container may forbid.
 set -u
 if [ $# -lt 3 ]; then
     echo "usage: run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]" >&2
@@ -41,14 +46,42 @@ fail() {
     failures=$((failures + 1))
 }
 
-echo "# mpiexec -n $np $prog $tag, settings: OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info $*"
+# Each rank's stdout and stderr go to $tmp/out.R and $tmp/err.R.
+case ${OTM_TEST_MPI:-mpich} in
+mpich)
+    mpi_opts="-outfile-pattern $tmp/out.%r -errfile-pattern $tmp/err.%r" ;;
+openmpi)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_MCA_btl_vader_single_copy_mechanism=none
+    mpi_opts="--oversubscribe --output-filename $tmp/ranks:nocopy"
+    for kv in OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@"; do
+        mpi_opts="$mpi_opts -x ${kv%%=*}"
+    done ;;
+*)
+    echo "run_mpi.sh: OTM_TEST_MPI=$OTM_TEST_MPI: expected mpich or openmpi" >&2
+    exit 2 ;;
+esac
+
+echo "# ${MPIEXEC:-mpiexec} -n $np $prog $tag, settings: OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info $*"
 start=$(date +%s.%N)
+# $mpi_opts is split on blanks: mktemp's directory has none.
+# shellcheck disable=SC2086
 env OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@" \
-    timeout -k 10 "$timeout_s" "${MPIEXEC:-mpiexec}" -n "$np" \
-    -outfile-pattern "$tmp/out.%r" -errfile-pattern "$tmp/err.%r" \
+    timeout -k 10 "$timeout_s" "${MPIEXEC:-mpiexec}" -n "$np" $mpi_opts \
     "$prog" "$tag" >"$tmp/mpiexec.out" 2>"$tmp/mpiexec.err"
 status=$?
 end=$(date +%s.%N)
+
+# Open MPI writes DIR/JOB/rank.R/std{out,err}, JOB being its job number.
+if [ "${OTM_TEST_MPI:-mpich}" = openmpi ]; then
+    for r in $(seq 0 "$workers"); do
+        for s in out err; do
+            for f in "$tmp"/ranks/*/rank."$r"/std"$s"; do
+                [ -f "$f" ] && cat "$f" >>"$tmp/$s.$r"
+            done
+        done
+    done
+fi
 
 # Show everything each rank printed.
 for r in $(seq 0 "$workers"); do

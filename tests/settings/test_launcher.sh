@@ -1,14 +1,17 @@
 #!/bin/sh
-# test_launcher.sh LAUNCHER PLUGIN_DIR - omptarget-mpirun against a fake
+# test_launcher.sh LAUNCHER PLUGIN_DIR MPI - omptarget-mpirun against a fake
 # mpiexec that prints what it was given.
 #
 # LAUNCHER is the configured script in the build tree, PLUGIN_DIR the build
-# tree's directory of plugin symlinks. The real plugin need not be built:
-# the checks use a fake plugin file, or copies of the symlinks in a
-# temporary prefix laid out like an install.
+# tree's directory of plugin symlinks, MPI the build's OTM_MPI (mpich or
+# openmpi). The real plugin need not be built: the checks use a fake plugin
+# file, or copies of the symlinks in a temporary prefix laid out like an
+# install. Both flavours of the script are checked whatever the build's: a
+# copy with its mpi_flavour line set to each.
 set -u
 launcher=$1
 build_plugin_dir=$2
+build_mpi=$3
 failures=0
 count=0
 
@@ -41,7 +44,6 @@ run() {
     env "$@" >"$tmp/out" 2>"$tmp/err"
     status=$?
 }
-L=$launcher
 out_is() {
     printf '%s\n' "$@" >"$tmp/want"
     cmp -s "$tmp/want" "$tmp/out"
@@ -66,16 +68,47 @@ fake=$tmp/fakebin/mpiexec
 : >"$tmp/plugins/libomptarget.rtl.x86_64.so"
 plugins=$tmp/plugins
 # The tools the launcher needs, without any mpiexec.
-for t in readlink dirname sed cat; do
+for t in readlink dirname sed cat env sort; do
     ln -s "$(command -v "$t")" "$tmp/tools/$t"
 done
 
+# Two distinct fakes, to see which name the launcher picks.
+mkdir -p "$tmp/twobin"
+for n in mpiexec.mpich mpiexec.openmpi mpiexec; do
+    printf '#!/bin/sh\necho "ran %s"\n' "$n" >"$tmp/twobin/$n"
+    chmod +x "$tmp/twobin/$n"
+done
+
 unset MPIEXEC OMPTARGET_MPI_PLUGIN_DIR OMPTARGET_MPI_LAUNCHER
+for v in $(env | sed -n 's/^\(OMPTARGET_MPI_[A-Za-z0-9_]*\|OMPCLUSTER_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
 export FAKE_MARK="$tmp/ran"
 
 # ---- the build tree ----------------------------------------------------------
 
 check "launcher is executable" test -x "$launcher"
+check "the launcher's flavour is the build's ($build_mpi)" \
+    test "$(grep -c "^mpi_flavour=$build_mpi\$" "$launcher")" -eq 1
+# variant FLAVOUR: a copy of the launcher built for FLAVOUR.
+variant() {
+    sed "s/^mpi_flavour=.*/mpi_flavour=$1/" "$launcher" >"$tmp/launcher-$1"
+    chmod +x "$tmp/launcher-$1"
+}
+variant mpich
+variant openmpi
+run PATH="$tmp/twobin:$tmp/tools" OMPTARGET_MPI_PLUGIN_DIR="$tmp/plugins" "$launcher" ./app
+check "the launcher runs the mpiexec of its MPI ($build_mpi)" \
+    out_is "ran mpiexec.$build_mpi"
+mv "$tmp/twobin/mpiexec.$build_mpi" "$tmp/twobin.saved"
+run PATH="$tmp/twobin:$tmp/tools" OMPTARGET_MPI_PLUGIN_DIR="$tmp/plugins" "$launcher" ./app
+check "... else plain mpiexec" out_is "ran mpiexec"
+mv "$tmp/twobin.saved" "$tmp/twobin/mpiexec.$build_mpi"
+
+# The checks below that do not concern Open MPI run the MPICH flavour,
+# which adds nothing to the command.
+launcher=$tmp/launcher-mpich
+L=$launcher
 for name in libomptarget.rtl.x86_64.so libomptarget.rtl.x86_64.nextgen.so; do
     check "$name is a symlink in the build tree" test -L "$build_plugin_dir/$name"
     check "$name points at ../libomptarget.rtl.mpi.so" \
@@ -157,6 +190,44 @@ check "--mpiexec naming a directory exits 127" test "$status" -eq 127
 check "... with the message" has "$tmp/err" "$msg"
 run PATH="$tmp/tools" "$L" --dry-run ./app
 check "--dry-run also checks mpiexec" test "$status" -eq 127
+
+# ---- Open MPI: -x for every variable the ranks need --------------------------------
+
+O=$tmp/launcher-openmpi
+nl='
+'
+run LD_LIBRARY_PATH=/orig/lib OMPTARGET_MPI_FRAGMENT_SIZE=4096 OMPCLUSTER_NUM_COMMS=2 \
+    OMPTARGET_MPI_LOG_LEVEL=info OMPTARGET_OTHER=1 MT_X=1 \
+    "OTHER=a${nl}OMPTARGET_MPI_FORGED=1" \
+    "$O" --mpiexec "$fake" -n 3 ./app -x 'a b'
+check "openmpi: status 0" test "$status" -eq 0
+check "openmpi: -x for LD_LIBRARY_PATH, the launcher mark and each setting set, then the args" \
+    out_is "LD_LIBRARY_PATH=$plugins:/orig/lib" "OMPTARGET_MPI_LAUNCHER=1" \
+    "arg<-x>" "arg<LD_LIBRARY_PATH>" "arg<-x>" "arg<OMPTARGET_MPI_LAUNCHER>" \
+    "arg<-x>" "arg<OMPCLUSTER_NUM_COMMS>" \
+    "arg<-x>" "arg<OMPTARGET_MPI_FRAGMENT_SIZE>" \
+    "arg<-x>" "arg<OMPTARGET_MPI_LOG_LEVEL>" \
+    "arg<-x>" "arg<OMPTARGET_MPI_PLUGIN_DIR>" \
+    "arg<-n>" "arg<3>" "arg<./app>" "arg<-x>" "arg<a b>"
+check "openmpi: a name inside another variable's value is not forwarded" \
+    test "$(grep -c FORGED "$tmp/out")" -eq 0
+run OMPTARGET_MPI_LAUNCHER=0 "$O" --mpiexec "$fake" ./app
+check "openmpi: OMPTARGET_MPI_LAUNCHER is forwarded once" \
+    test "$(grep -c -x 'arg<OMPTARGET_MPI_LAUNCHER>' "$tmp/out")" -eq 1
+run "$O" --dry-run --mpiexec "$fake" -n 2 ./app
+check "openmpi: --dry-run shows the -x options" out_is "LD_LIBRARY_PATH=$plugins" \
+    "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x OMPTARGET_MPI_PLUGIN_DIR -n 2 ./app"
+run FAKE_STATUS=5 "$O" --mpiexec "$fake" ./app
+check "openmpi: mpiexec's exit status is returned" test "$status" -eq 5
+run PATH="$tmp/twobin:$tmp/tools" "$O" ./app
+check "openmpi: mpiexec.openmpi is preferred" out_is "ran mpiexec.openmpi"
+run PATH="$tmp/tools" "$O" -n 2 ./app
+check "openmpi: no mpiexec exits 127" test "$status" -eq 127
+check "... naming Open MPI's package" has "$tmp/err" "apt-get install openmpi-bin) or set MPIEXEC"
+run "$L" --help
+check "--help says the plugin's MPI" has "$tmp/out" "This plugin was built for mpich."
+run "$O" --help
+check "... and what the launcher adds for Open MPI" has "$tmp/out" "-x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER"
 
 # ---- plugin directory ---------------------------------------------------------------
 
