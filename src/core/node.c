@@ -168,6 +168,21 @@ void otm_event_unref(otm_node *node, otm_event *ev)
 
 /* ---- set-up and tear-down ----------------------------------------------------- */
 
+/* Handles are ints in MPICH and pointers in Open MPI, so they are only
+ * assigned and compared with ==, never with numbers. A zeroed node holds
+ * the handle 0 (NULL in Open MPI), which names no object in either ABI
+ * (MPICH encodes a kind in the top bits of every valid handle), so it is
+ * treated as the null handle: otm_node_fini is safe on a zeroed node. */
+static int comm_held(MPI_Comm c)
+{
+    return c != MPI_COMM_NULL && c != (MPI_Comm)0;
+}
+
+static int request_held(MPI_Request r)
+{
+    return r != MPI_REQUEST_NULL && r != (MPI_Request)0;
+}
+
 static otm_status dup_comm(MPI_Comm *out)
 {
     if (MPI_Comm_dup(MPI_COMM_WORLD, out) != MPI_SUCCESS) {
@@ -253,12 +268,12 @@ static void free_comms(otm_node *node)
 {
     if (node->comms) {
         for (int i = 0; i < node->cfg.ncomms; i++)
-            if (node->comms[i] != MPI_COMM_NULL)
+            if (comm_held(node->comms[i]))
                 MPI_Comm_free(&node->comms[i]);
         otm_free(node, node->comms);
         node->comms = NULL;
     }
-    if (node->control != MPI_COMM_NULL && node->control != 0)
+    if (comm_held(node->control))
         MPI_Comm_free(&node->control);
 }
 
@@ -270,7 +285,7 @@ static void free_worker(otm_node *node)
     otm_registry_fini(&node->registry);
     otm_free(node, node->kernels);
     otm_free(node, node->sink);
-    if (node->gate_req != MPI_REQUEST_NULL)
+    if (request_held(node->gate_req))
         MPI_Request_free(&node->gate_req);
     otm_free(node, node->gate_buf);
 }

@@ -74,6 +74,20 @@ static int under_launcher(void)
     return 0;
 }
 
+static const char *thread_level_name(int level)
+{
+    if (level == MPI_THREAD_SINGLE)
+        return "MPI_THREAD_SINGLE";
+    if (level == MPI_THREAD_FUNNELED)
+        return "MPI_THREAD_FUNNELED";
+    if (level == MPI_THREAD_SERIALIZED)
+        return "MPI_THREAD_SERIALIZED";
+    return "an unknown thread level";
+}
+
+/* The host's progress thread and a worker's handler threads call MPI
+ * concurrently, so MPI_THREAD_MULTIPLE is required, whoever initialises
+ * MPI: the plugin, or the program before its first target construct. */
 static int start_mpi(otm_plugin *p)
 {
     int inited = 0, provided = 0, size = 0;
@@ -82,10 +96,16 @@ static int start_mpi(otm_plugin *p)
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
             return otm_plugin_log(OTM_LOG_ERROR, "MPI_Init_thread failed: 0 devices"), -1;
         p->mpi_owned = 1;
-        if (provided < MPI_THREAD_MULTIPLE)
-            return otm_plugin_log(OTM_LOG_ERROR, "the MPI library does not provide "
-                                  "MPI_THREAD_MULTIPLE: 0 devices"), -1;
+    } else if (MPI_Query_thread(&provided) != MPI_SUCCESS) {
+        return otm_plugin_log(OTM_LOG_ERROR, "MPI_Query_thread failed: 0 devices"), -1;
     }
+    if (provided < MPI_THREAD_MULTIPLE)
+        return otm_plugin_log(OTM_LOG_ERROR, "the MPI library granted %s, not "
+                              "MPI_THREAD_MULTIPLE, which the plugin's threads need: "
+                              "0 devices; %s", thread_level_name(provided),
+                              inited ? "the program initialised MPI itself: request "
+                                       "MPI_THREAD_MULTIPLE from MPI_Init_thread"
+                                     : "use an MPI built with thread support"), -1;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
