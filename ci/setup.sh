@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="cmake make gcc pkg-config clang-14 clang-tools-14 libomp-14-dev
-mpich libmpich-dev libffi-dev libelf-dev libcmocka-dev
+mpich libmpich-dev openmpi-bin libopenmpi-dev libffi-dev libelf-dev libcmocka-dev
 valgrind lcov procps libclang-rt-14-dev clang-16 clang-tools-16
 gnuplot-nox python3"
 

@@ -3,8 +3,8 @@
 # every test label. Usage: ci/test.sh [ctest arguments...]
 #   ci/test.sh              all tests, the libFuzzer harnesses included
 #   ci/test.sh -L sim       only the simulator tests
-# BUILD_DIR (default: build) and FUZZ_DIR (default: build-fuzz) select the
-# build trees.
+# BUILD_DIR (default: build), FUZZ_DIR (default: build-fuzz) and
+# OPENMPI_DIR (default: build-openmpi) select the build trees.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -27,3 +27,12 @@ fi
 cmake -S . -B "$BUILD_DIR" -DOTM_WERROR="$werror" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+
+# The plugin built for Open MPI (OTM_MPI=openmpi) in a tree of its own: the
+# labels that run it, mpi and omp (the rest does not depend on the MPI).
+if [ $# -eq 0 ]; then
+    OPENMPI_DIR=${OPENMPI_DIR:-build-openmpi}
+    cmake -S . -B "$OPENMPI_DIR" -DOTM_MPI=openmpi -DOTM_WERROR="$werror" >/dev/null
+    cmake --build "$OPENMPI_DIR" -j "$(nproc)"
+    ctest --test-dir "$OPENMPI_DIR" -L "mpi|omp" --output-on-failure
+fi
