@@ -22,11 +22,11 @@
 #   --env NAME=VALUE  exported for the run (after the defaults, so it can
 #                  override OMPTARGET_MPI_LOG_LEVEL); may be repeated.
 #
-# OTM_TEST_MPI=openmpi (set by the tests of an OTM_MPI=openmpi build) sets
-# Open MPI's own variables for the run: running as root allowed, cores
-# oversubscribed (3 ranks on 2 cores), no single-copy (CMA) transfers in the
-# shared-memory transport, which a container may forbid. The launcher itself
-# forwards the plugin's variables with -x.
+# Every run sets Open MPI's own variables, which MPICH ignores, so that the
+# same driver serves a plugin built for either (OTM_MPI): running as root
+# allowed, cores oversubscribed (3 ranks on 2 cores), no single-copy (CMA)
+# transfers in the shared-memory transport, which a container may forbid.
+# The launcher itself forwards the plugin's variables with -x.
 #
 # On failure it prints why, then the captured stdout and stderr.
 set -u
@@ -86,14 +86,9 @@ err=$tmp/stderr
 unset PMI_RANK PMI_SIZE PMI_FD PMIX_RANK OMPI_COMM_WORLD_SIZE MPI_LOCALNRANKS \
       OMPTARGET_MPI_LAUNCHER 2>/dev/null
 
-case ${OTM_TEST_MPI:-mpich} in
-mpich) ;;
-openmpi)
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_MCA_rmaps_base_oversubscribe=1
-    export OMPI_MCA_btl_vader_single_copy_mechanism=none ;;
-*) echo "$me: OTM_TEST_MPI=$OTM_TEST_MPI: expected mpich or openmpi" >&2; exit 2 ;;
-esac
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 OMPTARGET_MPI_LOG_LEVEL=info
 OTM_TEST_NDEVICES=$devices
