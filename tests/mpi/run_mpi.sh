@@ -16,9 +16,8 @@
 # processes can be told from any other run of the same program.
 #
 # OTM_TEST_MPI (mpich, the default, or openmpi) names the MPI of $MPIEXEC.
-# For Open MPI the driver allows running as root, oversubscribes the cores,
-# names every variable it sets with -x and keeps the shared-memory transport
-# away from single-copy (CMA), which a container may forbid.
+# For Open MPI the driver allows running as root, oversubscribes the cores
+# and names every variable it sets with -x.
 set -u
 if [ $# -lt 3 ]; then
     echo "usage: run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]" >&2
@@ -52,7 +51,6 @@ mpich)
     mpi_opts="-outfile-pattern $tmp/out.%r -errfile-pattern $tmp/err.%r" ;;
 openmpi)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_MCA_btl_vader_single_copy_mechanism=none
     mpi_opts="--oversubscribe --output-filename $tmp/ranks:nocopy"
     for kv in OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@"; do
         mpi_opts="$mpi_opts -x ${kv%%=*}"

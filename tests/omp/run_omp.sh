@@ -24,9 +24,8 @@
 #
 # Every run sets Open MPI's own variables, which MPICH ignores, so that the
 # same driver serves a plugin built for either (OTM_MPI): running as root
-# allowed, cores oversubscribed (3 ranks on 2 cores), no single-copy (CMA)
-# transfers in the shared-memory transport, which a container may forbid.
-# The launcher itself forwards the plugin's variables with -x.
+# allowed, cores oversubscribed (3 ranks on 2 cores). The launcher itself
+# forwards the plugin's variables with -x.
 #
 # On failure it prints why, then the captured stdout and stderr.
 set -u
@@ -88,7 +87,6 @@ unset PMI_RANK PMI_SIZE PMI_FD PMIX_RANK OMPI_COMM_WORLD_SIZE MPI_LOCALNRANKS \
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 OMPTARGET_MPI_LOG_LEVEL=info
 OTM_TEST_NDEVICES=$devices
