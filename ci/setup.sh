@@ -7,7 +7,7 @@ set -eu
 PACKAGES="cmake make gcc pkg-config clang-14 clang-tools-14 libomp-14-dev
 mpich libmpich-dev openmpi-bin libopenmpi-dev libffi-dev libelf-dev libcmocka-dev
 valgrind lcov procps libclang-rt-14-dev clang-16 clang-tools-16
-gnuplot-nox python3"
+gnuplot-nox python3 iproute2"
 
 # libomptarget 16 for the omp16 tests. libomp-16-dev conflicts with
 # libomp-14-dev, so its files (and libomp5-16's) are unpacked into the

@@ -1,0 +1,32 @@
+#!/bin/sh
+# netns_rsh.sh - the "remote shell" of the `netns` label: Hydra (mpiexec.mpich
+# -launcher rsh -launcher-exec netns_rsh.sh) runs it as `netns_rsh.sh HOST
+# COMMAND...` to start its proxy on HOST. Here a host is an address of one
+# of the test's network namespaces, and the command runs inside that
+# namespace instead of on another machine.
+#
+# OTM_NETNS_HOSTMAP (set by run_netns.sh) maps addresses to namespaces:
+# "ADDRESS=NAMESPACE ADDRESS=NAMESPACE ...". An address not in the map is an
+# error: nothing is ever started outside the test's namespaces.
+#
+# Like rsh, the words of COMMAND are joined and run by sh (Hydra quotes them
+# for a remote shell).
+set -u
+
+[ $# -ge 2 ] || { echo "netns_rsh.sh: usage: netns_rsh.sh HOST COMMAND..." >&2; exit 2; }
+host=$1
+shift
+
+ns=
+for pair in ${OTM_NETNS_HOSTMAP:-}; do
+    if [ "${pair%%=*}" = "$host" ]; then
+        ns=${pair#*=}
+        break
+    fi
+done
+if [ -z "$ns" ]; then
+    echo "netns_rsh.sh: host '$host' is not an address of the test's namespaces" \
+         "(OTM_NETNS_HOSTMAP='${OTM_NETNS_HOSTMAP:-}')" >&2
+    exit 255
+fi
+exec ip netns exec "$ns" sh -c "$*"

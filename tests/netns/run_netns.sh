@@ -1,0 +1,270 @@
+#!/bin/bash
+# run_netns.sh - runs one program of the `omp` label with every MPI rank in
+# its own Linux network namespace, so that the data between the host (rank 0)
+# and its devices crosses a network stack (veth pairs and a bridge) instead
+# of shared memory, and proves it from the interfaces' byte counters.
+#
+# usage: run_netns.sh [--ranks N] [--min-bytes B] [--shm-control] [--timeout S]
+#                     [--env NAME=VALUE]... RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
+#
+#   RUN_OMP      tests/omp/run_omp.sh, which runs the program and checks it
+#                (PASS line, clean exit of every rank, no process left);
+#                --ranks, --timeout and --env are passed on to it.
+#   MPIRUN       omptarget-mpirun.
+#   --min-bytes  the bytes the program moves between its ranks at least
+#                (what it maps to and from its devices, read from its
+#                source); the run fails unless the veths of the rank
+#                namespaces sent at least that many bytes in all.
+#   --shm-control  the control of that check: MPI is left free to use shared
+#                memory (none of the settings below but UCX_NET_DEVICES), and
+#                the run passes only if the program passes and FEWER than B
+#                bytes crossed the veths, i.e. the counters tell data sent
+#                through shared memory from data sent over the network.
+#
+# The network, made for this run only and named after its pid P:
+#   otmnetns<P>-br    a namespace holding the bridge br0 and the veth ends
+#                     v0..v<N-1> (nothing is added to the root namespace);
+#   otmnetns<P>-r<K>  rank K's namespace: lo and otm0 (the peer of vK) with
+#                     address 10.213.47.<K+1>/24. No route leads anywhere
+#                     else, so no packet can leave the namespaces.
+# netns_mpirun.sh runs mpiexec.mpich inside otmnetns<P>-r0 with the rank
+# addresses as hosts and netns_rsh.sh as Hydra's remote shell, which starts
+# each proxy (and so each rank) in the namespace owning its address; the
+# proxies connect back to mpiexec over the veths (-iface otm0).
+#
+# MPI is forced onto TCP over otm0 (MPICH ch4:ucx):
+#   UCX_TLS=self,tcp       no UCX shared-memory transport (posix, sysv, cma);
+#                          self only moves a rank's messages to itself
+#   UCX_NET_DEVICES=otm0   TCP on the veth only, not on lo
+#   MPIR_CVAR_NOLOCAL=1    MPICH treats every other rank as remote, so its
+#                          own shared-memory module is not used either
+# The namespaces still share /dev/shm; the settings above keep MPI off it,
+# and the byte counters show that the data went over the veths.
+#
+# Known problem: with MPICH 4.0.2 and UCX 1.13 over TCP, MPI_Finalize can
+# hang: each endpoint's flush on close waits for an acknowledgement from the
+# peer, and MPICH 4.0.2 closes its endpoints before its PMI barrier, so a
+# rank (in practice rank 0, which closes last) can wait for a peer that has
+# already closed its own and no longer makes progress. run_omp.sh then
+# reports a time-out with the program's PASS line present and the
+# "rank K exited cleanly" lines missing. Hence tests/netns/CMakeLists.txt
+# disables the label unless -DOTM_NETNS=ON.
+#
+# Teardown: an EXIT trap (also run on INT and TERM) kills what is left in
+# the run's namespaces and deletes them, which removes the veths and the
+# bridge. A run killed with SIGKILL cannot clean up; the next run deletes
+# the namespaces otmnetns<P>-* of runs whose process P no longer exists.
+#
+# Exit status: that of run_omp.sh, 1 if the byte check fails, 77 (SKIPPED,
+# with the reason on stdout) when the namespaces cannot be made here: not
+# root, no `ip netns`, or the kernel refuses a namespace, veth or bridge.
+set -u
+
+me=run_netns.sh
+SKIP=77
+prefix=otmnetns
+iface=otm0
+subnet=10.213.47
+
+ranks=3
+min_bytes=
+control=0
+omp_opts=()
+
+usage() {
+    sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ranks) [ $# -ge 2 ] || usage; ranks=$2; shift 2 ;;
+    --min-bytes) [ $# -ge 2 ] || usage; min_bytes=$2; shift 2 ;;
+    --shm-control) control=1; shift ;;
+    --timeout | --env) [ $# -ge 2 ] || usage; omp_opts+=("$1" "$2"); shift 2 ;;
+    --) shift; break ;;
+    -*) usage ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 4 ] || usage
+case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
+[ "$ranks" -ge 2 ] && [ "$ranks" -le 200 ] || { echo "$me: --ranks must be in 2..200" >&2; exit 2; }
+case $min_bytes in
+'' | *[!0-9]*) echo "$me: --min-bytes wants a positive number of bytes" >&2; exit 2 ;;
+esac
+[ "$min_bytes" -gt 0 ] || { echo "$me: --min-bytes must be positive" >&2; exit 2; }
+run_omp=$1
+mpirun=$2
+shift 2
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd -P) || exit 2
+
+skip() {
+    echo "$me: SKIPPED: $*"
+    exit "$SKIP"
+}
+
+# ---- preconditions -------------------------------------------------------------
+[ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (uid $(id -u))"
+command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)"
+ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
+
+# ---- leftovers of runs that were killed before they could clean up ----------
+# Only namespaces of this prefix whose owner process is gone: a live run's
+# namespaces are never touched.
+delete_ns() {
+    local ns=$1 pids
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    # shellcheck disable=SC2086
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+}
+for ns in $(ip netns list | awk '{print $1}'); do
+    case $ns in
+    "$prefix"[0-9]*-*)
+        owner=${ns#"$prefix"}
+        owner=${owner%%-*}
+        if ! kill -0 "$owner" 2>/dev/null; then
+            echo "$me: deleting namespace $ns left by run $owner, which is gone"
+            delete_ns "$ns"
+        fi ;;
+    esac
+done
+
+# ---- the network of this run ---------------------------------------------------
+run=$prefix$$
+br_ns=$run-br
+rank_ns=()
+for ((k = 0; k < ranks; k++)); do
+    rank_ns+=("$run-r$k")
+done
+created=()
+
+teardown() {
+    local ns left=
+    for ns in "${created[@]}"; do
+        delete_ns "$ns"
+    done
+    for ns in "${created[@]}"; do
+        if ip netns list | awk '{print $1}' | grep -qx -- "$ns"; then
+            left="$left $ns"
+        fi
+    done
+    if [ -n "$left" ]; then
+        echo "$me: could not delete namespaces:$left" >&2
+        return 1
+    fi
+    return 0
+}
+omp_pid=
+on_exit() {
+    local status=$?
+    trap - EXIT INT TERM
+    # Interrupted while the program ran: stop the driver (the ranks die
+    # with their namespaces).
+    [ -n "$omp_pid" ] && kill "$omp_pid" 2>/dev/null
+    if ! teardown && { [ "$status" -eq 0 ] || [ "$status" -eq "$SKIP" ]; }; then
+        status=1
+    fi
+    exit "$status"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+add_ns() {
+    ip netns add "$1" 2>/dev/null || return 1
+    created+=("$1")
+}
+
+setup_network() {
+    add_ns "$br_ns" || { echo "cannot create namespace $br_ns"; return 1; }
+    ip -n "$br_ns" link set lo up &&
+    ip -n "$br_ns" link add br0 type bridge &&
+    ip -n "$br_ns" link set br0 up || { echo "cannot create a bridge in $br_ns"; return 1; }
+    for ((k = 0; k < ranks; k++)); do
+        local ns=${rank_ns[k]}
+        add_ns "$ns" || { echo "cannot create namespace $ns"; return 1; }
+        # Both ends are made inside the namespaces: the root namespace never
+        # holds either of them.
+        ip -n "$br_ns" link add "v$k" type veth peer name "$iface" netns "$ns" &&
+        ip -n "$br_ns" link set "v$k" master br0 &&
+        ip -n "$br_ns" link set "v$k" up &&
+        ip -n "$ns" addr add "$subnet.$((k + 1))/24" dev "$iface" &&
+        ip -n "$ns" link set "$iface" up &&
+        ip -n "$ns" link set lo up || { echo "cannot connect $ns to the bridge"; return 1; }
+    done
+}
+why=$(setup_network 2>&1)
+ok=$?
+# setup_network ran in a subshell: record what it created, for teardown.
+for ns in "$br_ns" "${rank_ns[@]}"; do
+    ip netns list | awk '{print $1}' | grep -qx -- "$ns" && created+=("$ns")
+done
+[ "$ok" -eq 0 ] || skip "network namespaces unavailable: ${why:-setup failed}"
+
+hosts=
+hostmap=
+for ((k = 0; k < ranks; k++)); do
+    hosts="$hosts${hosts:+,}$subnet.$((k + 1))"
+    hostmap="$hostmap${hostmap:+ }$subnet.$((k + 1))=${rank_ns[k]}"
+done
+
+# ---- byte counters -------------------------------------------------------------
+# counter K rx|tx: bytes received or sent by otm0 in rank K's namespace.
+counter() {
+    ip netns exec "${rank_ns[$1]}" cat "/sys/class/net/$iface/statistics/$2_bytes"
+}
+snapshot() {
+    local k
+    for ((k = 0; k < ranks; k++)); do
+        echo "$(counter "$k" rx) $(counter "$k" tx)"
+    done
+}
+
+# ---- the run ---------------------------------------------------------------------
+export OTM_NETNS_NS0=${rank_ns[0]} OTM_NETNS_HOSTS=$hosts OTM_NETNS_IFACE=$iface
+export OTM_NETNS_MPIRUN=$mpirun OTM_NETNS_HOSTMAP=$hostmap
+export UCX_NET_DEVICES=$iface
+unset UCX_TLS MPIR_CVAR_NOLOCAL
+[ "$control" -eq 1 ] || export UCX_TLS=self,tcp MPIR_CVAR_NOLOCAL=1
+
+echo "$me: ranks in namespaces ${rank_ns[*]} (bridge in $br_ns), hosts $hosts on $iface"
+echo "$me: UCX_TLS=${UCX_TLS-(default)} UCX_NET_DEVICES=$UCX_NET_DEVICES" \
+     "MPIR_CVAR_NOLOCAL=${MPIR_CVAR_NOLOCAL-(default)}"
+
+mapfile -t before < <(snapshot)
+# In the background, so that INT and TERM reach the trap at once.
+sh "$run_omp" --ranks "$ranks" "${omp_opts[@]}" "$here/netns_mpirun.sh" "$@" &
+omp_pid=$!
+wait "$omp_pid"
+status=$?
+omp_pid=
+mapfile -t after < <(snapshot)
+
+total=0
+for ((k = 0; k < ranks; k++)); do
+    read -r rx0 tx0 <<<"${before[k]}"
+    read -r rx1 tx1 <<<"${after[k]}"
+    echo "$me: rank $k ${rank_ns[k]} $iface: sent $((tx1 - tx0)) bytes, received $((rx1 - rx0)) bytes"
+    total=$((total + tx1 - tx0))
+done
+echo "$me: $total bytes crossed the veths in all (the program moves at least $min_bytes between its ranks)"
+
+[ "$status" -eq 0 ] || exit "$status"
+if [ "$control" -eq 1 ]; then
+    if [ "$total" -ge "$min_bytes" ]; then
+        echo "$me: FAILED: with shared memory allowed, $total bytes still crossed the" \
+             "veths (at least $min_bytes): the counters cannot tell the two apart"
+        exit 1
+    fi
+    echo "$me: passed (shared memory allowed: fewer than $min_bytes bytes crossed the veths)"
+    exit 0
+fi
+if [ "$total" -lt "$min_bytes" ]; then
+    echo "$me: FAILED: only $total bytes crossed the veths, fewer than the $min_bytes" \
+         "the program moves between its ranks: the data did not go over the network"
+    exit 1
+fi
+echo "$me: passed"
+exit 0
