@@ -362,10 +362,16 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+int mt_time_scale(void)
+{
+    long long s = mt_env_size("MT_TIME_SCALE", 1);
+    return s >= 1 && s <= 1000 ? (int)s : 1;
+}
+
 void mt_watchdog_start(int seconds)
 {
     pthread_t th;
-    wd_limit = seconds;
+    wd_limit = seconds * mt_time_scale();
     if (pthread_create(&th, NULL, watchdog, NULL) == 0)
         pthread_detach(th);
 }

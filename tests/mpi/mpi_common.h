@@ -92,5 +92,8 @@ void mt_phase(const char *what);
 
 /* Environment variable as an integer with K/M/G suffix, or def. */
 long long mt_env_size(const char *name, long long def);
+/* MT_TIME_SCALE (default 1): how much slower than native the job runs
+ * (memcheck); watchdogs and host pauses are multiplied by it. */
+int mt_time_scale(void);
 
 #endif

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     (void)argc;
     mt_start(argv[0], 1);
     mt_watchdog_start((int)mt_env_size("MT_WATCHDOG", 20));
-    double pause = 1.5;
+    double pause = 1.5 * mt_time_scale();
     mt_note("OMPTARGET_MPI_TIMEOUT=%s, host work between enqueue and synchronize: %.1f s",
             getenv("OMPTARGET_MPI_TIMEOUT") ? getenv("OMPTARGET_MPI_TIMEOUT") : "default",
             pause);

@@ -19,6 +19,15 @@
 # anything else is taken for MPICH's Hydra). For Open MPI the driver allows
 # running as root, oversubscribes the cores and names every variable it sets
 # with -x.
+#
+# Under memcheck (label valgrind): MPI_TEST_VALGRIND names valgrind and
+# MPI_TEST_VALGRIND_SUPP its suppression file; every rank then runs under
+# memcheck (--leak-check=full, definite and indirect leaks are errors) with
+# its own log, and each rank must also report "ERROR SUMMARY: 0 errors".
+# MPI_TEST_TIME_SCALE=N (default 1) multiplies the time limits that assume
+# native speed: the settings OMPTARGET_MPI_TIMEOUT and
+# OMPTARGET_MPI_KERNEL_TIMEOUT given here, and the programs' own watchdogs
+# and host pauses (MT_TIME_SCALE); MPI_TEST_TIMEOUT stays as given.
 set -u
 if [ $# -lt 3 ]; then
     echo "usage: run_mpi.sh NPROCS PROGRAM TAG [NAME=VALUE...]" >&2
@@ -30,6 +39,22 @@ tag=$3
 shift 3
 timeout_s=${MPI_TEST_TIMEOUT:-300}
 workers=$((np - 1))
+scale=${MPI_TEST_TIME_SCALE:-1}
+
+# Scale the time limits among the settings ("250ms" -> "2500ms" for 10).
+n=$#
+while [ "$n" -gt 0 ]; do
+    a=$1
+    shift
+    case $a in
+    OMPTARGET_MPI_TIMEOUT=[0-9]*|OMPTARGET_MPI_KERNEL_TIMEOUT=[0-9]*)
+        v=${a#*=}
+        num=${v%%[!0-9]*}
+        a="${a%%=*}=$((num * scale))${v#"$num"}" ;;
+    esac
+    set -- "$@" "$a"
+    n=$((n - 1))
+done
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -54,22 +79,39 @@ esac
 # Each rank's stdout and stderr go to $tmp/out.R and $tmp/err.R.
 case $flavour in
 mpich)
+    rank_var=PMI_RANK
     mpi_opts="-outfile-pattern $tmp/out.%r -errfile-pattern $tmp/err.%r" ;;
 openmpi)
+    rank_var=OMPI_COMM_WORLD_RANK
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     mpi_opts="--oversubscribe --output-filename $tmp/ranks:nocopy"
-    for kv in OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@"; do
+    for kv in OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info MT_TIME_SCALE=1 "$@"; do
         mpi_opts="$mpi_opts -x ${kv%%=*}"
     done ;;
 esac
+
+# Under memcheck, each rank runs the program through this wrapper.
+wrap=""
+if [ -n "${MPI_TEST_VALGRIND:-}" ]; then
+    wrap=$tmp/memcheck.sh
+    {
+        echo '#!/bin/sh'
+        printf 'exec "%s" --error-exitcode=97 --leak-check=full ' "$MPI_TEST_VALGRIND"
+        printf -- '--errors-for-leak-kinds=definite,indirect --num-callers=30 '
+        printf -- '--suppressions="%s" ' "${MPI_TEST_VALGRIND_SUPP:?}"
+        printf -- '--log-file="%s/memcheck.%%q{%s}" "$@"\n' "$tmp" "$rank_var"
+    } >"$wrap"
+    chmod +x "$wrap"
+    echo "# every rank under memcheck, suppressions: $MPI_TEST_VALGRIND_SUPP"
+fi
 
 echo "# ${MPIEXEC:-mpiexec} -n $np $prog $tag, settings: OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info $*"
 start=$(date +%s.%N)
 # $mpi_opts is split on blanks: mktemp's directory has none.
 # shellcheck disable=SC2086
-env OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info "$@" \
+env OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_LOG_LEVEL=info MT_TIME_SCALE="$scale" "$@" \
     timeout -k 10 "$timeout_s" "${MPIEXEC:-mpiexec}" -n "$np" $mpi_opts \
-    "$prog" "$tag" >"$tmp/mpiexec.out" 2>"$tmp/mpiexec.err"
+    ${wrap:+"$wrap"} "$prog" "$tag" >"$tmp/mpiexec.out" 2>"$tmp/mpiexec.err"
 status=$?
 end=$(date +%s.%N)
 
@@ -121,8 +163,27 @@ for r in $(seq 1 "$workers"); do
 done
 grep -q "^# .*: PASS$" "$tmp/out.0" 2>/dev/null || fail "rank 0 did not report PASS"
 
+# Memcheck: every rank's log exists and counts no error (leaks included).
+if [ -n "$wrap" ]; then
+    for r in $(seq 0 "$workers"); do
+        log=$tmp/memcheck.$r
+        if [ ! -s "$log" ]; then
+            fail "rank $r: no memcheck log"
+            continue
+        fi
+        echo "---- rank $r memcheck ----"
+        if grep -q "ERROR SUMMARY: 0 errors" "$log"; then
+            grep -E "(definitely|indirectly|possibly) lost:|suppressed:|ERROR SUMMARY" "$log"
+        else
+            cat "$log"
+            fail "rank $r: memcheck reported errors"
+        fi
+    done
+fi
+
 # Leftover processes of this run: command lines "PROGRAM TAG".
-pattern="^$(printf '%s %s' "$prog" "$tag" | sed 's/[][\.*^$+?(){}|]/\\&/g')\$"
+# (under memcheck, preceded by valgrind's own arguments)
+pattern="(^| )$(printf '%s %s' "$prog" "$tag" | sed 's/[][\.*^$+?(){}|]/\\&/g')\$"
 left=""
 for i in 1 2 3 4 5 6 7 8 9 10; do
     left=$(pgrep -f "$pattern")
