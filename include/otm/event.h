@@ -172,10 +172,11 @@ struct otm_event {
  * the event is waiting on its peer. Never called on an ended event. */
 int otm_event_progress(otm_node *node, otm_event *ev);
 
-/* 1 once the event is FINISHED or FAILED. */
+/* 1 once the event is FINISHED or FAILED. Safe to call from a thread that
+ * does not own the event (the state only grows, stored atomically). */
 static inline int otm_event_ended(const otm_event *ev)
 {
-    return ev->state >= OTM_FINISHED;
+    return __atomic_load_n(&ev->state, __ATOMIC_ACQUIRE) >= OTM_FINISHED;
 }
 
 /* 1 while the event moves payload fragments. MPI advances a large transfer

@@ -112,7 +112,10 @@ void otm_set_state(otm_event *ev, otm_state st)
     /* Our own invariant, checked by the simulator on every step too. */
     if (st < ev->state)
         __builtin_trap();
-    ev->state = (uint8_t)st;
+    /* Atomic: a worker's gate reads the state of every live event (is a
+     * key still in use?) while a handler thread moves a kernel event it
+     * owns; see otm_event_ended. */
+    __atomic_store_n(&ev->state, (uint8_t)st, __ATOMIC_RELEASE);
 }
 
 int otm_any_active(const otm_event *ev)
