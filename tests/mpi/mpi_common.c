@@ -4,6 +4,7 @@
 #include "mpi_common.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,8 +339,9 @@ long long mt_env_size(const char *name, long long def)
 
 /* ---- watchdog ---- */
 
-static const char *volatile wd_phase = "start";
-static volatile unsigned wd_count;
+/* Written by the program's threads, read by the watchdog: atomics. */
+static _Atomic(const char *) wd_phase = "start";
+static atomic_uint wd_count;
 static int wd_limit;
 
 static void *watchdog(void *arg)

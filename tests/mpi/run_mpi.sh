@@ -182,8 +182,8 @@ if [ -n "$wrap" ]; then
 fi
 
 # Leftover processes of this run: command lines "PROGRAM TAG".
-# (under memcheck, preceded by valgrind's own arguments)
-pattern="(^| )$(printf '%s %s' "$prog" "$tag" | sed 's/[][\.*^$+?(){}|]/\\&/g')\$"
+# (under memcheck, preceded by valgrind and its own arguments)
+pattern="^([^ ]*valgrind[^ ]* .* )?$(printf '%s %s' "$prog" "$tag" | sed 's/[][\.*^$+?(){}|]/\\&/g')\$"
 left=""
 for i in 1 2 3 4 5 6 7 8 9 10; do
     left=$(pgrep -f "$pattern")
