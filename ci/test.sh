@@ -3,12 +3,14 @@
 # every test label. Usage: ci/test.sh [ctest arguments...]
 #   ci/test.sh              all tests, the libFuzzer harnesses included
 #   ci/test.sh -L sim       only the simulator tests
-# BUILD_DIR (default: build), FUZZ_DIR (default: build-fuzz) and
-# OPENMPI_DIR (default: build-openmpi) select the build trees.
+# BUILD_DIR (default: build), FUZZ_DIR (default: build-fuzz), TSAN_DIR
+# (default: build-tsan) and OPENMPI_DIR (default: build-openmpi) select the
+# build trees.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
+TSAN_DIR=${TSAN_DIR:-build-tsan}
 
 sh ci/setup.sh
 
@@ -22,6 +24,12 @@ if [ $# -eq 0 ]; then
     CC=clang-14 cmake -S . -B "$FUZZ_DIR" -DOTM_FUZZ=ON >/dev/null
     cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_gate fuzz_image fuzz_config
     ctest --test-dir "$FUZZ_DIR" -L fuzz --output-on-failure
+
+    # ThreadSanitizer: the threaded mpi jobs in a clang tree of their own
+    # (label tsan).
+    CC=clang-14 cmake -S . -B "$TSAN_DIR" -DOTM_TSAN=ON -DOTM_WERROR="$werror" >/dev/null
+    cmake --build "$TSAN_DIR" -j "$(nproc)"
+    ctest --test-dir "$TSAN_DIR" -L tsan --output-on-failure
 fi
 
 cmake -S . -B "$BUILD_DIR" -DOTM_WERROR="$werror" >/dev/null
