@@ -26,10 +26,10 @@
  * synchronised (or an event recorded on it is synced) its operations may
  * run at any time, so the model marks a byte unknown when two operations
  * not ordered by a queue or an event touch it and one writes it. The
- * device's registry changes only in ALLOC and DELETE; the harness
- * synchronises every busy lane before those (as libomptarget finishes a
- * target region's transfers before it frees its buffers), so a pending
- * operation's validity never depends on timing.
+ * device's registry and kernels change only in ALLOC, DELETE and LOAD;
+ * the harness synchronises every busy lane before those (as libomptarget
+ * finishes a target region's transfers before it frees its buffers), so a
+ * pending operation's validity never depends on timing.
  *
  * Byte coding (a byte past the end reads as 0):
  *   header, 5 bytes:
@@ -932,6 +932,7 @@ static void op_load(void)
     int32_t id = take_dev(&valid);
     int bad_image = take() % 8 == 0;
     __tgt_device_image other = H.image;
+    synchronize_busy();     /* loading adds kernels and a global */
     __tgt_target_table *t = __tgt_rtl_load_binary(id, bad_image ? &other : &H.image);
     if (!valid || bad_image) {
         if (t)
