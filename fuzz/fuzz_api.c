@@ -667,8 +667,7 @@ static void op_delete(void)
     r->state = pooled ? R_POOLED : R_GONE;
 }
 
-/* The common part of an operation on a device range. Returns 0 (and checks
- * the immediate failure) when plugin-level checks refuse it. */
+/* A transfer length: mostly 0..71 (a few fragments), else up to 495. */
 static uint64_t take_len(void)
 {
     uint8_t b = take();
