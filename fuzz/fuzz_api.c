@@ -52,8 +52,10 @@
  *     8 WAIT_EVENT event lane
  *     9 SYNC_EVENT event
  *    10 DESTROY    event
- *    11 LOAD       dev image
+ *    11 LOAD       dev image           (the registered record, a copy, or
+ *                                      an image from elsewhere)
  *    12 BAD        which dev           calls with NULL / negative / bad ids
+ *    13 QUERY      lane                query_async (libomptarget 16's poll)
  *   dev: byte % (devices + 1), the last value standing for a bad id;
  *   lane: 0 synchronous, 1..LANES an async info.
  *
@@ -97,7 +99,7 @@ enum { R_GONE = 0, R_LIVE, R_POOLED, R_GLOBAL };
 enum { ST_OK = 0, ST_FAIL = 1, ST_EITHER = 2 };
 enum { OP_ALLOC, OP_DELETE, OP_SUBMIT, OP_RETRIEVE, OP_EXCHANGE, OP_RUN,
        OP_SYNCHRONIZE, OP_RECORD, OP_WAIT, OP_SYNC_EVENT, OP_DESTROY, OP_LOAD,
-       OP_BAD, OPS };
+       OP_BAD, OP_QUERY, OPS };
 
 typedef struct region {
     uint64_t base, size;
@@ -212,6 +214,13 @@ void otm_plugin_log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+/* No trace recorder here (boot.c makes one under OMPTARGET_MPI_TRACE). */
+void otm_plugin_trace_end(otm_plugin *p)
+{
+    if (p->trace)
+        die("a trace recorder the harness never made");
+}
+
 /* rank 0 is the host: register_lib never serves as a worker here. */
 void otm_worker_main(otm_plugin *p)
 {
@@ -235,8 +244,9 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
 
 /* A wait of the plugin: the world moves one step; when neither the world
  * nor the caller moved, virtual time passes (timeouts may fire). */
-void otm_idle_after(otm_idle *idle, int moved)
+void otm_idle_after(otm_idle *idle, int moved, int streaming)
 {
+    (void)streaming;
     static uint64_t rounds;
     if (++rounds % 50000000u == 0)
         die("a host call spins without end (%llu rounds)", (unsigned long long)rounds);
@@ -491,6 +501,23 @@ static void synchronize(int l)
     expect_rc(rc, ln->st, "synchronize");
     if (ln->ai.Queue)
         die("synchronize left the async info's queue");
+    complete(l, UINT64_MAX);
+    ln->ops = 0;
+    ln->st = ST_OK;
+}
+
+/* query_async progresses once; when the queue ran empty it ends like
+ * synchronize (the async info released, the first failure returned). */
+static void query(int l)
+{
+    lane *ln = &H.lanes[l];
+    int had = ln->ai.Queue != NULL;
+    int32_t rc = __tgt_rtl_query_async(0, &ln->ai);
+    if (had && ln->ai.Queue) {
+        expect_rc(rc, ST_OK, "query_async of a queue still running");
+        return;
+    }
+    expect_rc(rc, ln->st, "query_async of a drained queue");
     complete(l, UINT64_MAX);
     ln->ops = 0;
     ln->st = ST_OK;
@@ -929,10 +956,18 @@ static void op_load(void)
 {
     int valid;
     int32_t id = take_dev(&valid);
-    int bad_image = take() % 8 == 0;
+    /* The registered record, a copy of it (libomptarget 16 passes one), or
+     * an image whose bytes lie elsewhere (not the program's). */
+    static const char elsewhere[8];
+    uint8_t which = take() % 8;
+    int bad_image = which == 0;
     __tgt_device_image other = H.image;
+    if (bad_image) {
+        other.ImageStart = (void *)elsewhere;
+        other.ImageEnd = (void *)(elsewhere + sizeof elsewhere);
+    }
     synchronize_busy();     /* loading adds kernels and a global */
-    __tgt_target_table *t = __tgt_rtl_load_binary(id, bad_image ? &other : &H.image);
+    __tgt_target_table *t = __tgt_rtl_load_binary(id, which < 2 ? &other : &H.image);
     if (!valid || bad_image) {
         if (t)
             die("load_binary of an unknown image or device gave a table");
@@ -1091,7 +1126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case OP_SYNC_EVENT: op_sync_event(); break;
         case OP_DESTROY: op_destroy(); break;
         case OP_LOAD: op_load(); break;
-        default: op_bad(); break;
+        case OP_BAD: op_bad(); break;
+        default: query(take() % LANES); break;
         }
     }
     teardown();
