@@ -22,7 +22,8 @@ werror=OFF
 # Each runs a fixed number of inputs from a fixed seed (label fuzz).
 if [ $# -eq 0 ]; then
     CC=clang-14 cmake -S . -B "$FUZZ_DIR" -DOTM_FUZZ=ON >/dev/null
-    cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_gate fuzz_image fuzz_config
+    cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_gate fuzz_image fuzz_config \
+        fuzz_api fuzz_schedule
     ctest --test-dir "$FUZZ_DIR" -L fuzz --output-on-failure
 
     # ThreadSanitizer: the threaded mpi jobs in a clang tree of their own

@@ -45,7 +45,8 @@ struct sim_world {
     sim_config cfg;
     sim_net *net;
     int nranks;
-    otm_node nodes[SIM_MAX_WORKERS + 1];
+    otm_node own[SIM_MAX_WORKERS + 1];
+    otm_node *nodes[SIM_MAX_WORKERS + 1];   /* own[r], or cfg.host_node */
     int node_up[SIM_MAX_WORKERS + 1];
     rank_ctx ctx[SIM_MAX_WORKERS + 1];
     otm_queue queues[SIM_MAX_QUEUES];
@@ -182,7 +183,7 @@ static int init_ranks(sim_world *w)
         int provided = 0;
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
             return -1;
-        otm_status st = otm_node_init(&w->nodes[r], &w->cfg.node, &h);
+        otm_status st = otm_node_init(w->nodes[r], &w->cfg.node, &h);
         if (st) {
             fprintf(stderr, "sim: rank %d: otm_node_init: %s\n", r,
                     otm_status_name(st));
@@ -232,6 +233,10 @@ sim_world *sim_world_create(const sim_config *cfg)
     if (!w->cfg.max_steps)
         w->cfg.max_steps = 1000000;
     w->nranks = cfg->workers + 1;
+    for (int r = 0; r < w->nranks; r++)
+        w->nodes[r] = &w->own[r];
+    if (cfg->host_node)
+        w->nodes[0] = cfg->host_node;
     w->running = -1;
     w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     w->hash = 0xcbf29ce484222325ull;
@@ -258,8 +263,8 @@ void sim_world_destroy(sim_world *w)
         if (!w->node_up[r])
             continue;
         sim_net_set_rank(w->net, r);
-        otm_node_fini(&w->nodes[r]);
-        otm_node_release(&w->nodes[r]);
+        otm_node_fini(w->nodes[r]);
+        otm_node_release(w->nodes[r]);
         w->node_up[r] = 0;
     }
     if (sim_net_installed() == w->net)
@@ -272,7 +277,7 @@ void sim_world_destroy(sim_world *w)
     free(w);
 }
 
-otm_node *sim_world_node(sim_world *w, int rank) { return &w->nodes[rank]; }
+otm_node *sim_world_node(sim_world *w, int rank) { return w->nodes[rank]; }
 uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].global; }
 uint64_t sim_world_steps(const sim_world *w) { return w->steps; }
 uint64_t sim_world_hash(const sim_world *w) { return w->hash; }
@@ -289,7 +294,7 @@ otm_queue *sim_world_queue(sim_world *w)
         return NULL;
     otm_queue *q = &w->queues[w->nqueues++];
     sim_net_set_rank(w->net, 0);
-    otm_queue_init(&w->nodes[0], q);
+    otm_queue_init(w->nodes[0], q);
     add_actor(w, A_QUEUE, 0, q);
     return q;
 }
@@ -503,7 +508,7 @@ static int queues_empty(const sim_world *w)
 /* An actor worth offering: awake, alive, and with something to do. */
 static int runnable(const sim_world *w, const actor *a)
 {
-    const otm_node *n = &w->nodes[a->rank];
+    const otm_node *n = w->nodes[a->rank];
     if (a->idle || !rank_alive(w, a->rank))
         return 0;
     switch (a->kind) {
@@ -518,7 +523,7 @@ static int runnable(const sim_world *w, const actor *a)
 static int run_actor(sim_world *w, int i)
 {
     actor *a = &w->actors[i];
-    otm_node *n = &w->nodes[a->rank];
+    otm_node *n = w->nodes[a->rank];
     int prev = w->running, moved = 0;
     w->running = i;
     sim_net_set_rank(w->net, a->rank);
@@ -583,7 +588,7 @@ static int check_event(sim_world *w, int r, const otm_event *ev)
         return 0;
     }
     if (ev->tag >= OTM_TAG_FIRST && ev->side == OTM_ORIGIN &&
-        !otm_tags_is_live(&w->nodes[r].tags[ev->comm], ev->tag))
+        !otm_tags_is_live(&w->nodes[r]->tags[ev->comm], ev->tag))
         return violation(w, "event %" PRIu64 " holds tag %d that is not live", ev->id, ev->tag);
     return 0;
 }
@@ -604,7 +609,7 @@ static int check_rank(sim_world *w, int r)
 {
     const otm_event *held[256];
     size_t n = 0;
-    for (const otm_event *ev = w->nodes[r].all; ev; ev = ev->all_next) {
+    for (const otm_event *ev = w->nodes[r]->all; ev; ev = ev->all_next) {
         if (check_event(w, r, ev))
             return -1;
         if (!otm_event_ended(ev) && ev->tag >= 0 && n < sizeof held / sizeof *held)
@@ -761,6 +766,16 @@ static int step(sim_world *w, int skip_rank)
     return 1;
 }
 
+int sim_world_step(sim_world *w)
+{
+    return step(w, -1);
+}
+
+sim_result sim_world_failure(const sim_world *w)
+{
+    return (sim_result)w->failed;
+}
+
 void sim_world_step_others(sim_world *w)
 {
     int skip = w->running >= 0 ? w->actors[w->running].rank : -1;
@@ -772,7 +787,7 @@ void sim_world_step_others(sim_world *w)
 static int anything_live(const sim_world *w)
 {
     for (int r = 0; r < w->nranks; r++)
-        if (rank_alive(w, r) && (w->nodes[r].live || w->nodes[r].life == OTM_LIFE_EXITING))
+        if (rank_alive(w, r) && (w->nodes[r]->live || w->nodes[r]->life == OTM_LIFE_EXITING))
             return 1;
     return 0;
 }
@@ -794,11 +809,11 @@ static int advance_time(sim_world *w, int *jumps)
 
 static int job_done(const sim_world *w)
 {
-    const otm_node *host = &w->nodes[0];
+    const otm_node *host = w->nodes[0];
     if (host->life != OTM_LIFE_DONE)
         return 0;
     for (int r = 1; r < w->nranks; r++) {
-        const otm_node *n = &w->nodes[r];
+        const otm_node *n = w->nodes[r];
         int finished = n->life == OTM_LIFE_DONE && !n->data_head && !n->kern_head;
         /* A worker the host could not tell to exit is left to the launcher. */
         if (rank_alive(w, r) && !finished && !host->exit_failures)
@@ -814,7 +829,7 @@ static void dump(sim_world *w)
     for (int r = 0; r < w->nranks; r++) {
         if (!w->node_up[r])
             continue;
-        const otm_node *n = &w->nodes[r];
+        const otm_node *n = w->nodes[r];
         fprintf(stderr, "  rank %d: life %d, %zu live events%s\n", r, (int)n->life,
                 n->live, sim_net_rank_stopped(w->net, r) ? " (stopped)" : "");
         for (const otm_event *ev = n->all; ev; ev = ev->all_next)
@@ -841,7 +856,7 @@ static void report(sim_world *w, sim_result res)
 /* A rank that completed the exit protocol holds no request any more. */
 static int exited_cleanly(const sim_world *w, int r)
 {
-    const otm_node *n = &w->nodes[r];
+    const otm_node *n = w->nodes[r];
     return w->node_up[r] && !sim_net_rank_stopped(w->net, r) &&
            n->life == OTM_LIFE_DONE && !n->data_head && !n->kern_head;
 }
@@ -857,15 +872,15 @@ static sim_result teardown(sim_world *w)
         if (!w->node_up[r])
             continue;
         sim_net_set_rank(w->net, r);
-        otm_node_fini(&w->nodes[r]);
+        otm_node_fini(w->nodes[r]);
         w->node_up[r] = 0;
         if (sim_net_rank_stopped(w->net, r)) {
-            otm_node_release(&w->nodes[r]);
+            otm_node_release(w->nodes[r]);
             continue;
         }
         if (MPI_Finalize() != MPI_SUCCESS)
             return violation(w, "rank %d: MPI_Finalize failed", r), SIM_VIOLATION;
-        otm_node_release(&w->nodes[r]);
+        otm_node_release(w->nodes[r]);
         if (sim_net_live_requests(w->net, r))
             return violation(w, "rank %d leaked %zu requests", r,
                              sim_net_live_requests(w->net, r)), SIM_VIOLATION;
@@ -886,7 +901,7 @@ static int job_done_cb(void *w)
 sim_result sim_world_run(sim_world *w)
 {
     sim_net_set_rank(w->net, 0);
-    otm_host_exit_begin(&w->nodes[0]);
+    otm_host_exit_begin(w->nodes[0]);
     sim_result res = sim_world_run_until(w, job_done_cb, w);
     if (res == SIM_OK)
         mix(w, sim_net_hash(w->net));

@@ -65,6 +65,10 @@ typedef struct sim_config {
     int por;                    /* SIM_REPLAY: partial-order reduction with
                                  * sleep sets (sim_explore turns it on) */
     int quiet;                  /* no failure report on stderr */
+    otm_node *host_node;        /* NULL, or where rank 0's node lives (a
+                                 * zeroed otm_node the caller embeds in its
+                                 * own state, as the plugin does); the world
+                                 * initialises and finalises it as its own */
 } sim_config;
 
 /* Sensible defaults: 2 workers, tag_ub 32767, eager 8 KiB completing on
@@ -135,6 +139,13 @@ sim_result sim_world_teardown(sim_world *w);
 /* One scheduling step of the actors other than the running one: the idle
  * hook of a blocking host call (otm_queue_wait) inside the world. */
 void sim_world_step_others(sim_world *w);
+
+/* One scheduling step of any actor or delivery, for a test that plays the
+ * host itself (calling the plugin's entry points) and steps the world from
+ * its waits. Returns 0 when nothing could move (time is left alone). */
+int sim_world_step(sim_world *w);
+/* SIM_OK, or the failure a step recorded (an invariant violation). */
+sim_result sim_world_failure(const sim_world *w);
 
 /* Observations. */
 uint64_t sim_world_steps(const sim_world *w);

@@ -167,8 +167,12 @@ int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
+    /* As in otm_pqueue_wait: q may wait (wait_event) on a queue no other
+     * thread progresses, so those are progressed here too. */
     while (!otm_event_ended(ev)) {
         pumped r = pump(p, q);
+        if (!r.moved)
+            r.moved = pump_waits(p, q);
         otm_idle_after(&idle, r.moved, r.streaming);
     }
     return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
