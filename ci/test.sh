@@ -1,7 +1,8 @@
 #!/bin/sh
 # The test command: installs what is missing, configures, builds and runs
 # every test label. Usage: ci/test.sh [ctest arguments...]
-#   ci/test.sh              all tests, the libFuzzer harnesses included
+#   ci/test.sh              all tests, the libFuzzer harnesses included,
+#                           then the coverage gate (coverage/coverage.sh)
 #   ci/test.sh -L sim       only the simulator tests
 # BUILD_DIR (default: build), FUZZ_DIR (default: build-fuzz), TSAN_DIR
 # (default: build-tsan) and OPENMPI_DIR (default: build-openmpi) select the
@@ -44,4 +45,10 @@ if [ $# -eq 0 ]; then
     cmake -S . -B "$OPENMPI_DIR" -DOTM_MPI=openmpi -DOTM_WERROR="$werror" >/dev/null
     cmake --build "$OPENMPI_DIR" -j "$(nproc)"
     ctest --test-dir "$OPENMPI_DIR" -L "mpi|omp" --output-on-failure
+fi
+
+# Coverage of the unit, sim and mpi tests in a gcc --coverage tree of its
+# own (COV_DIR, default build-coverage); fails below the thresholds.
+if [ $# -eq 0 ]; then
+    sh coverage/coverage.sh
 fi

@@ -138,9 +138,14 @@ static uint64_t h_now(void *ctx)
     return ((rank_ctx *)ctx)->w->now;
 }
 
+/* The other actors run under their own ranks: the blocking call resumes
+ * as its own rank, also when it was made from outside any actor (a test's
+ * host program in phases). */
 static void h_idle(void *ctx)
 {
-    sim_world_step_others(((rank_ctx *)ctx)->w);
+    rank_ctx *rc = ctx;
+    sim_world_step_others(rc->w);
+    sim_net_set_rank(rc->w->net, rc->rank);
 }
 
 static otm_hooks hooks_for(rank_ctx *rc)
