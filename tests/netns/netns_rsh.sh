@@ -1,16 +1,19 @@
 #!/bin/sh
-# netns_rsh.sh - the "remote shell" of the `netns` label: Hydra (mpiexec.mpich
-# -launcher rsh -launcher-exec netns_rsh.sh) runs it as `netns_rsh.sh HOST
-# COMMAND...` to start its proxy on HOST. Here a host is an address of one
-# of the test's network namespaces, and the command runs inside that
-# namespace instead of on another machine.
+# netns_rsh.sh - the "remote shell" of the `netns` label: the launcher runs
+# it as `netns_rsh.sh HOST COMMAND...` to start its daemon on HOST: Open
+# MPI's mpirun (--mca plm_rsh_agent netns_rsh.sh) its orted, MPICH's Hydra
+# (-launcher rsh -launcher-exec netns_rsh.sh) its proxy. Neither passes an
+# option before HOST here (Open MPI 4.1 adds none to this agent with
+# plm_rsh_args empty); one would be refused as an unknown host. Here a host is an address of one of the
+# test's network namespaces, and the command runs inside that namespace
+# instead of on another machine.
 #
 # OTM_NETNS_HOSTMAP (set by run_netns.sh) maps addresses to namespaces:
 # "ADDRESS=NAMESPACE ADDRESS=NAMESPACE ...". An address not in the map is an
 # error: nothing is ever started outside the test's namespaces.
 #
-# Like rsh, the words of COMMAND are joined and run by sh (Hydra quotes them
-# for a remote shell).
+# Like rsh, the words of COMMAND are joined and run by sh (both launchers
+# quote them for a remote shell).
 set -u
 
 [ $# -ge 2 ] || { echo "netns_rsh.sh: usage: netns_rsh.sh HOST COMMAND..." >&2; exit 2; }

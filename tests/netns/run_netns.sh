@@ -4,9 +4,12 @@
 # and its devices crosses a network stack (veth pairs and a bridge) instead
 # of shared memory, and proves it from the interfaces' byte counters.
 #
-# usage: run_netns.sh [--ranks N] [--min-bytes B] [--shm-control] [--timeout S]
-#                     [--env NAME=VALUE]... RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
+# usage: run_netns.sh [--mpi openmpi|mpich] [--ranks N] [--min-bytes B] [--shm-control]
+#                     [--timeout S] [--env NAME=VALUE]... RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
 #
+#   --mpi        the MPI the plugin (and so MPIRUN) was built for (CMake's
+#                OTM_MPI; default mpich): it selects how the ranks are
+#                launched into the namespaces and forced onto TCP.
 #   RUN_OMP      tests/omp/run_omp.sh, which runs the program and checks it
 #                (PASS line, clean exit of every rank, no process left);
 #                --ranks, --timeout and --env are passed on to it.
@@ -16,10 +19,13 @@
 #                source); the run fails unless the veths of the rank
 #                namespaces sent at least that many bytes in all.
 #   --shm-control  the control of that check: MPI is left free to use shared
-#                memory (none of the settings below but UCX_NET_DEVICES), and
-#                the run passes only if the program passes and FEWER than B
-#                bytes crossed the veths, i.e. the counters tell data sent
-#                through shared memory from data sent over the network.
+#                memory (none of the transport settings below), and the run
+#                passes only if the program passes and FEWER than B bytes
+#                crossed the veths, i.e. the counters tell data sent through
+#                shared memory from data sent over the network. (MPICH
+#                keeps one rank per namespace and uses shared memory across
+#                them; Open MPI only uses it between ranks of one host, so
+#                its control runs every rank in rank 0's namespace.)
 #
 # The network, made for this run only and named after its pid P:
 #   otmnetns<P>-br    a namespace holding the bridge br0 and the veth ends
@@ -27,28 +33,36 @@
 #   otmnetns<P>-r<K>  rank K's namespace: lo and otm0 (the peer of vK) with
 #                     address 10.213.47.<K+1>/24. No route leads anywhere
 #                     else, so no packet can leave the namespaces.
-# netns_mpirun.sh runs mpiexec.mpich inside otmnetns<P>-r0 with the rank
-# addresses as hosts and netns_rsh.sh as Hydra's remote shell, which starts
-# each proxy (and so each rank) in the namespace owning its address; the
-# proxies connect back to mpiexec over the veths (-iface otm0).
+# netns_mpirun.sh runs mpiexec inside otmnetns<P>-r0 with the rank addresses
+# as hosts and netns_rsh.sh as its remote shell, which starts each daemon
+# (Open MPI's orted, MPICH's Hydra proxy), and so each rank, in the
+# namespace owning its address; the daemons connect back to mpiexec over
+# otm0.
 #
-# MPI is forced onto TCP over otm0 (MPICH ch4:ucx):
-#   UCX_TLS=self,tcp       no UCX shared-memory transport (posix, sysv, cma);
-#                          self only moves a rank's messages to itself
-#   UCX_NET_DEVICES=otm0   TCP on the veth only, not on lo
+# Open MPI: MPI is forced onto its TCP transport over otm0:
+#   OMPI_MCA_pml=ob1       the point-to-point layer over BTLs (not UCX)
+#   OMPI_MCA_btl=tcp,self  no shared-memory BTL (vader); self only moves a
+#                          rank's messages to itself
+#   OMPI_MCA_btl_tcp_if_include=otm0  TCP on the veth only, not on lo
+#
+# MPICH (ch4:ucx): MPI is forced onto TCP over otm0:
+#   UCX_TLS=self,tcp       no UCX shared-memory transport (posix, sysv, cma)
+#   UCX_NET_DEVICES=otm0   TCP on the veth only, not on lo (also set for the
+#                          control)
 #   MPIR_CVAR_NOLOCAL=1    MPICH treats every other rank as remote, so its
 #                          own shared-memory module is not used either
 # The namespaces still share /dev/shm; the settings above keep MPI off it,
 # and the byte counters show that the data went over the veths.
 #
-# Known problem: with MPICH 4.0.2 and UCX 1.13 over TCP, MPI_Finalize can
-# hang: each endpoint's flush on close waits for an acknowledgement from the
-# peer, and MPICH 4.0.2 closes its endpoints before its PMI barrier, so a
-# rank (in practice rank 0, which closes last) can wait for a peer that has
-# already closed its own and no longer makes progress. run_omp.sh then
-# reports a time-out with the program's PASS line present and the
-# "rank K exited cleanly" lines missing. Hence tests/netns/CMakeLists.txt
-# disables the label unless -DOTM_NETNS=ON.
+# Known problem, MPICH only: with MPICH 4.0.2 and UCX 1.13 over TCP,
+# MPI_Finalize can hang: each endpoint's flush on close waits for an
+# acknowledgement from the peer, and MPICH 4.0.2 closes its endpoints before
+# its PMI barrier, so a rank (in practice rank 0, which closes last) can
+# wait for a peer that has already closed its own and no longer makes
+# progress. run_omp.sh then reports a time-out with the program's PASS line
+# present and the "rank K exited cleanly" lines missing. Hence
+# tests/netns/CMakeLists.txt disables the TCP tests of an MPICH tree unless
+# -DOTM_NETNS=ON.
 #
 # Teardown: an EXIT trap (also run on INT and TERM) kills what is left in
 # the run's namespaces and deletes them, which removes the veths and the
@@ -66,6 +80,7 @@ prefix=otmnetns
 iface=otm0
 subnet=10.213.47
 
+mpi=mpich
 ranks=3
 min_bytes=
 control=0
@@ -78,6 +93,7 @@ usage() {
 
 while [ $# -gt 0 ]; do
     case $1 in
+    --mpi) [ $# -ge 2 ] || usage; mpi=$2; shift 2 ;;
     --ranks) [ $# -ge 2 ] || usage; ranks=$2; shift 2 ;;
     --min-bytes) [ $# -ge 2 ] || usage; min_bytes=$2; shift 2 ;;
     --shm-control) control=1; shift ;;
@@ -88,6 +104,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $# -ge 4 ] || usage
+case $mpi in
+openmpi | mpich) ;;
+*) echo "$me: --mpi wants openmpi or mpich, got '$mpi'" >&2; exit 2 ;;
+esac
 case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
 [ "$ranks" -ge 2 ] && [ "$ranks" -le 200 ] || { echo "$me: --ranks must be in 2..200" >&2; exit 2; }
 case $min_bytes in
@@ -203,12 +223,18 @@ for ns in "$br_ns" "${rank_ns[@]}"; do
 done
 [ "$ok" -eq 0 ] || skip "network namespaces unavailable: ${why:-setup failed}"
 
+# The launcher's hosts: rank K on address K+1 (Open MPI: one slot each).
+# Open MPI never uses shared memory between ranks it places on different
+# hosts, so its control puts every rank on rank 0's host (N slots there).
 hosts=
 hostmap=
 for ((k = 0; k < ranks; k++)); do
-    hosts="$hosts${hosts:+,}$subnet.$((k + 1))"
+    host=$subnet.$((k + 1))
+    [ "$mpi" = openmpi ] && host=$host:1
+    hosts="$hosts${hosts:+,}$host"
     hostmap="$hostmap${hostmap:+ }$subnet.$((k + 1))=${rank_ns[k]}"
 done
+[ "$mpi" = openmpi ] && [ "$control" -eq 1 ] && hosts=$subnet.1:$ranks
 
 # ---- byte counters -------------------------------------------------------------
 # counter K rx|tx: bytes received or sent by otm0 in rank K's namespace.
@@ -223,15 +249,24 @@ snapshot() {
 }
 
 # ---- the run ---------------------------------------------------------------------
-export OTM_NETNS_NS0=${rank_ns[0]} OTM_NETNS_HOSTS=$hosts OTM_NETNS_IFACE=$iface
-export OTM_NETNS_MPIRUN=$mpirun OTM_NETNS_HOSTMAP=$hostmap
-export UCX_NET_DEVICES=$iface
-unset UCX_TLS MPIR_CVAR_NOLOCAL
-[ "$control" -eq 1 ] || export UCX_TLS=self,tcp MPIR_CVAR_NOLOCAL=1
+export OTM_NETNS_MPI=$mpi OTM_NETNS_NS0=${rank_ns[0]} OTM_NETNS_HOSTS=$hosts
+export OTM_NETNS_IFACE=$iface OTM_NETNS_MPIRUN=$mpirun OTM_NETNS_HOSTMAP=$hostmap
+unset UCX_TLS UCX_NET_DEVICES MPIR_CVAR_NOLOCAL OMPI_MCA_pml OMPI_MCA_btl \
+      OMPI_MCA_btl_tcp_if_include
+if [ "$mpi" = openmpi ]; then
+    [ "$control" -eq 1 ] ||
+        export OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=$iface
+    transport="OMPI_MCA_pml=${OMPI_MCA_pml-(default)} OMPI_MCA_btl=${OMPI_MCA_btl-(default)}"
+    transport="$transport OMPI_MCA_btl_tcp_if_include=${OMPI_MCA_btl_tcp_if_include-(default)}"
+else
+    export UCX_NET_DEVICES=$iface
+    [ "$control" -eq 1 ] || export UCX_TLS=self,tcp MPIR_CVAR_NOLOCAL=1
+    transport="UCX_TLS=${UCX_TLS-(default)} UCX_NET_DEVICES=$UCX_NET_DEVICES"
+    transport="$transport MPIR_CVAR_NOLOCAL=${MPIR_CVAR_NOLOCAL-(default)}"
+fi
 
-echo "$me: ranks in namespaces ${rank_ns[*]} (bridge in $br_ns), hosts $hosts on $iface"
-echo "$me: UCX_TLS=${UCX_TLS-(default)} UCX_NET_DEVICES=$UCX_NET_DEVICES" \
-     "MPIR_CVAR_NOLOCAL=${MPIR_CVAR_NOLOCAL-(default)}"
+echo "$me: $mpi, ranks in namespaces ${rank_ns[*]} (bridge in $br_ns), hosts $hosts on $iface"
+echo "$me: $transport"
 
 mapfile -t before < <(snapshot)
 # In the background, so that INT and TERM reach the trap at once.
