@@ -8,14 +8,19 @@
 # Open MPI (OTM_NETNS_MPI=openmpi):
 #
 #   ip netns exec NS0 omptarget-mpirun --mca plm_rsh_agent netns_rsh.sh
-#       --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include IFACE
-#       --host HOSTS -n N PROGRAM ARGS...
+#       --mca plm_rsh_no_tree_spawn 1 --mca orte_leave_session_attached 1
+#       --mca oob_tcp_if_include IFACE --host HOSTS -n N PROGRAM ARGS...
 #
 # With HOSTS = A0:1,A1:1,... (one slot per host), mpirun puts rank K on host
 # AK, in order, runs rank 0 itself (A0 is one of its own addresses) and
 # starts an orted daemon on each other host through netns_rsh.sh; no daemon
 # starts another (no tree spawn), so every daemon comes from mpirun, in
-# rank 0's namespace. The
+# rank 0's namespace. netns_rsh.sh gives each daemon a TMPDIR of its own:
+# all namespaces share /tmp and the host name, so their session
+# directories (/tmp/ompi.HOST.UID/...) would collide (a daemon then fails
+# with "mkdir ... File exists"). The daemons stay attached to netns_rsh.sh
+# instead of daemonizing (orte_leave_session_attached), so that such an
+# error reaches the test's output instead of leaving mpirun waiting. The
 # daemons and mpirun talk over IFACE only (oob_tcp_if_include). The MPI
 # transport between the ranks is chosen by run_netns.sh (OMPI_MCA_*).
 #
@@ -47,7 +52,8 @@ case $OTM_NETNS_MPI in
 openmpi)
     exec ip netns exec "$OTM_NETNS_NS0" "$OTM_NETNS_MPIRUN" \
         --mca plm_rsh_agent "$here/netns_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$OTM_NETNS_IFACE" --host "$OTM_NETNS_HOSTS" "$@" ;;
+        --mca orte_leave_session_attached 1 --mca oob_tcp_if_include "$OTM_NETNS_IFACE" \
+        --host "$OTM_NETNS_HOSTS" "$@" ;;
 mpich)
     exec ip netns exec "$OTM_NETNS_NS0" "$OTM_NETNS_MPIRUN" \
         -launcher rsh -launcher-exec "$here/netns_rsh.sh" \

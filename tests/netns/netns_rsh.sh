@@ -12,6 +12,11 @@
 # "ADDRESS=NAMESPACE ADDRESS=NAMESPACE ...". An address not in the map is an
 # error: nothing is ever started outside the test's namespaces.
 #
+# OTM_NETNS_TMPDIR (set by run_netns.sh, removed by it afterwards): the
+# command runs with TMPDIR=$OTM_NETNS_TMPDIR/NAMESPACE, a directory of its
+# own, since the namespaces share /tmp and the host name and Open MPI's
+# daemons would otherwise make the same session directory there.
+#
 # Like rsh, the words of COMMAND are joined and run by sh (both launchers
 # quote them for a remote shell).
 set -u
@@ -31,5 +36,10 @@ if [ -z "$ns" ]; then
     echo "netns_rsh.sh: host '$host' is not an address of the test's namespaces" \
          "(OTM_NETNS_HOSTMAP='${OTM_NETNS_HOSTMAP:-}')" >&2
     exit 255
+fi
+if [ -n "${OTM_NETNS_TMPDIR:-}" ]; then
+    TMPDIR=$OTM_NETNS_TMPDIR/$ns
+    mkdir -p "$TMPDIR" || exit 255
+    export TMPDIR
 fi
 exec ip netns exec "$ns" sh -c "$*"

@@ -176,6 +176,8 @@ teardown() {
     fi
     return 0
 }
+# TMPDIRs of the launcher's daemons (see netns_rsh.sh), removed on exit.
+daemon_tmp=
 omp_pid=
 on_exit() {
     local status=$?
@@ -186,6 +188,8 @@ on_exit() {
     if ! teardown && { [ "$status" -eq 0 ] || [ "$status" -eq "$SKIP" ]; }; then
         status=1
     fi
+    # After teardown, which killed every process that could still use it.
+    [ -n "$daemon_tmp" ] && rm -rf "$daemon_tmp"
     exit "$status"
 }
 trap on_exit EXIT
@@ -251,6 +255,8 @@ snapshot() {
 # ---- the run ---------------------------------------------------------------------
 export OTM_NETNS_MPI=$mpi OTM_NETNS_NS0=${rank_ns[0]} OTM_NETNS_HOSTS=$hosts
 export OTM_NETNS_IFACE=$iface OTM_NETNS_MPIRUN=$mpirun OTM_NETNS_HOSTMAP=$hostmap
+daemon_tmp=$(mktemp -d "${TMPDIR:-/tmp}/$run.XXXXXX") || exit 1
+export OTM_NETNS_TMPDIR=$daemon_tmp
 unset UCX_TLS UCX_NET_DEVICES MPIR_CVAR_NOLOCAL OMPI_MCA_pml OMPI_MCA_btl \
       OMPI_MCA_btl_tcp_if_include
 if [ "$mpi" = openmpi ]; then
