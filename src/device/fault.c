@@ -1,0 +1,914 @@
+/*
+ * fault.c - faults inside a kernel become error values (otm/fault.h).
+ *
+ * A guarded call sets a sigjmp_buf and marks its thread active; the fault
+ * handlers, running on the thread's alternate stack, fill the thread's
+ * otm_fault and siglongjmp back. Faults on other threads reach the guarded
+ * threads through a table of the active calls: the faulting thread writes
+ * the fault into the slot of each call and sends it otm_fault_signal().
+ *
+ * Everything a handler touches is async-signal-safe: one initial-exec
+ * thread-local pointer (no allocation on first access, unlike a TLS variable
+ * of a dlopened library in the general-dynamic model), lock-free atomics on
+ * static memory, write(2), tgkill(2), and number formatting by hand.
+ */
+#include "otm/fault.h"
+
+#include "otm/device.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define OTM_FAULT_PREFIX_MAX 120u
+#define OTM_FAULT_SLOTS 64u
+#define OTM_FAULT_ALTSTACK (64u * 1024u)
+
+/* The call id of a slot being claimed: taken, but not yet a call. */
+#define CLAIMING UINT64_MAX
+
+/* The signals a kernel's faults arrive as. */
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* ------------------------------------------------------------------------ */
+/* State                                                                     */
+
+/* One thread's guarded-call state, allocated at its first guarded call and
+ * freed when it exits. Only this thread and its handlers touch it. */
+typedef struct guard {
+    sigjmp_buf jump;
+    otm_fault fault;            /* what the handler leaves for the call */
+    volatile sig_atomic_t active; /* inside a guarded call, jump is set */
+    unsigned slot;              /* the call's slot in `calls` */
+    uint64_t call;              /* the call's id */
+    void *stack;                /* our alternate stack (mmap), or NULL */
+    size_t stack_size;          /* including the guard page below it */
+} guard;
+
+static __thread guard *my_guard __attribute__((tls_model("initial-exec")));
+
+/* The active guarded calls, for faults of other threads. A slot's `call` is
+ * 0 when free, CLAIMING while taken, else the id of the call (ids are never
+ * reused). `kick` is the id of the call that `fault` was written for; `busy`
+ * is held by the thread writing `fault`, so two faulting threads never
+ * write one slot at once (the second gives up: the first one wins). */
+typedef struct call_slot {
+    _Atomic uint64_t call;
+    _Atomic pid_t tid;
+    _Atomic uint64_t kick;
+    atomic_flag busy;
+    otm_fault fault;
+} call_slot;
+
+static call_slot calls[OTM_FAULT_SLOTS];
+static _Atomic uint64_t next_call = 1;
+
+/* The line for faults outside guarded calls: two copies, so that a new
+ * install never rewrites the one a handler may be reading. */
+typedef struct report_to {
+    int fd;
+    size_t len;
+    char prefix[OTM_FAULT_PREFIX_MAX + 1];
+} report_to;
+
+static report_to reports[2];
+static _Atomic(report_to *) report;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t guard_key;
+static int once_failed;
+static int kick_signo;
+static atomic_int installed;
+
+/* ------------------------------------------------------------------------ */
+/* Formatting without stdio (handlers use it)                                */
+
+typedef struct text {
+    char *buf;
+    size_t len; /* capacity, > 0 */
+    size_t pos; /* < len: buf[pos] is the terminating NUL */
+} text;
+
+static void put(text *t, const char *s)
+{
+    while (*s != '\0' && t->pos + 1 < t->len)
+        t->buf[t->pos++] = *s++;
+    t->buf[t->pos] = '\0';
+}
+
+static void put_hex(text *t, uint64_t v)
+{
+    char digits[19];
+    int i = (int)sizeof(digits) - 1;
+
+    digits[i] = '\0';
+    do {
+        digits[--i] = "0123456789abcdef"[v & 0xfu];
+        v >>= 4;
+    } while (v != 0);
+    put(t, "0x");
+    put(t, digits + i);
+}
+
+static void put_dec(text *t, int64_t v)
+{
+    char digits[21];
+    int i = (int)sizeof(digits) - 1;
+    /* Negated as unsigned, so that INT64_MIN has a magnitude too. */
+    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+
+    digits[i] = '\0';
+    do {
+        digits[--i] = (char)('0' + (int)(u % 10u));
+        u /= 10u;
+    } while (u != 0);
+    if (v < 0)
+        put(t, "-");
+    put(t, digits + i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Describing a fault                                                        */
+
+static const char *signal_name(int32_t signo)
+{
+    switch (signo) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    default: return NULL;
+    }
+}
+
+/* The kernel's reasons (si_code > 0), as strsignal-like phrases. */
+static const char *segv_code(int32_t code)
+{
+    switch (code) {
+    case SEGV_MAPERR: return "address not mapped to object";
+    case SEGV_ACCERR: return "invalid permissions for mapped object";
+    case SEGV_BNDERR: return "failed address bound checks";
+    case SEGV_PKUERR: return "failed protection key checks";
+    default: return NULL;
+    }
+}
+
+static const char *bus_code(int32_t code)
+{
+    switch (code) {
+    case BUS_ADRALN: return "invalid address alignment";
+    case BUS_ADRERR: return "nonexistent physical address";
+    case BUS_OBJERR: return "object-specific hardware error";
+    case BUS_MCEERR_AR: return "hardware memory error consumed";
+    case BUS_MCEERR_AO: return "hardware memory error detected";
+    default: return NULL;
+    }
+}
+
+static const char *fpe_code(int32_t code)
+{
+    switch (code) {
+    case FPE_INTDIV: return "integer divide by zero";
+    case FPE_INTOVF: return "integer overflow";
+    case FPE_FLTDIV: return "floating-point divide by zero";
+    case FPE_FLTOVF: return "floating-point overflow";
+    case FPE_FLTUND: return "floating-point underflow";
+    case FPE_FLTRES: return "floating-point inexact result";
+    case FPE_FLTINV: return "floating-point invalid operation";
+    case FPE_FLTSUB: return "subscript out of range";
+    default: return NULL;
+    }
+}
+
+static const char *ill_code(int32_t code)
+{
+    switch (code) {
+    case ILL_ILLOPC: return "illegal opcode";
+    case ILL_ILLOPN: return "illegal operand";
+    case ILL_ILLADR: return "illegal addressing mode";
+    case ILL_ILLTRP: return "illegal trap";
+    case ILL_PRVOPC: return "privileged opcode";
+    case ILL_PRVREG: return "privileged register";
+    case ILL_COPROC: return "coprocessor error";
+    case ILL_BADSTK: return "internal stack error";
+    default: return NULL;
+    }
+}
+
+/* Codes <= 0 say who sent the signal; there is no address then. */
+static const char *sender_code(int32_t signo, int32_t code)
+{
+    if (signo == SIGABRT && code != SI_USER)
+        return "abort"; /* abort() and raise() send it as SI_TKILL */
+    switch (code) {
+    case SI_USER: return "sent by kill";
+    case SI_TKILL: return "sent by tkill or raise";
+    case SI_QUEUE: return "sent by sigqueue";
+    default: return NULL;
+    }
+}
+
+static const char *code_text(int32_t signo, int32_t code)
+{
+    if (code <= 0 || signo == SIGABRT)
+        return sender_code(signo, code);
+    switch (signo) {
+    case SIGSEGV: return segv_code(code);
+    case SIGBUS: return bus_code(code);
+    case SIGFPE: return fpe_code(code);
+    case SIGILL: return ill_code(code);
+    default: return NULL;
+    }
+}
+
+static void describe_exit(text *t, const otm_fault *f)
+{
+    switch (f->code) {
+    case OTM_FAULT_BY__EXIT: put(t, "_exit("); break;
+    case OTM_FAULT_BY__EXIT_C99: put(t, "_Exit("); break;
+    case OTM_FAULT_BY_QUICK_EXIT: put(t, "quick_exit("); break;
+    default: put(t, "exit("); break;
+    }
+    put_dec(t, f->exit_status);
+    put(t, ")");
+}
+
+static void describe_signal(text *t, const otm_fault *f)
+{
+    const char *name = signal_name(f->signo);
+    const char *why = code_text(f->signo, f->code);
+
+    if (name == NULL) {
+        put(t, "signal ");
+        put_dec(t, f->signo);
+    } else {
+        put(t, name);
+    }
+    put(t, " (");
+    if (why != NULL) {
+        put(t, why);
+    } else {
+        put(t, "code ");
+        put_dec(t, f->code);
+    }
+    put(t, ")");
+    if (name != NULL && f->code > 0 && f->signo != SIGABRT) {
+        put(t, " at address ");
+        put_hex(t, f->addr);
+    }
+}
+
+static void describe(text *t, const otm_fault *f)
+{
+    if (f == NULL) {
+        put(t, "no fault");
+        return;
+    }
+    if (f->signo == 0)
+        describe_exit(t, f);
+    else
+        describe_signal(t, f);
+    if (f->foreign)
+        put(t, " in another thread of the region");
+}
+
+const char *otm_fault_describe(const otm_fault *f, char *buf, size_t len)
+{
+    text t;
+
+    if (buf == NULL || len == 0)
+        return buf;
+    t.buf = buf;
+    t.len = len;
+    t.pos = 0;
+    buf[0] = '\0';
+    describe(&t, f);
+    return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The table of active calls                                                 */
+
+static otm_status claim_slot(guard *g)
+{
+    unsigned i;
+    uint64_t expected;
+
+    for (i = 0; i < OTM_FAULT_SLOTS; i++) {
+        expected = 0;
+        if (atomic_compare_exchange_strong(&calls[i].call, &expected,
+                                           CLAIMING)) {
+            atomic_store(&calls[i].tid, gettid());
+            g->slot = i;
+            g->call = atomic_fetch_add(&next_call, 1);
+            /* Published last: a faulting thread that sees the id also sees
+             * the tid (sequentially consistent stores). */
+            atomic_store(&calls[i].call, g->call);
+            return OTM_OK;
+        }
+    }
+    return OTM_ERR_BUSY;
+}
+
+static void release_slot(const guard *g)
+{
+    atomic_store(&calls[g->slot].call, 0);
+}
+
+/* Writes f into the slot of call c, unless a fault was already written for
+ * it or another thread is writing one, then signals the call's thread.
+ * Returns 1 when the call has been told (by us or before), 0 when it left or
+ * could not be signalled. */
+static int kick_slot(call_slot *s, uint64_t c, const otm_fault *f)
+{
+    pid_t tid;
+    int told = 1;
+
+    if (atomic_flag_test_and_set(&s->busy))
+        return 1; /* another fault is being written for this call */
+    if (atomic_load(&s->kick) != c) {
+        tid = atomic_load(&s->tid);
+        if (atomic_load(&s->call) != c) {
+            told = 0; /* the call left while we looked */
+        } else {
+            s->fault = *f;
+            atomic_store(&s->kick, c);
+            told = tgkill(getpid(), tid, kick_signo) == 0;
+        }
+    }
+    atomic_flag_clear(&s->busy);
+    return told;
+}
+
+/* A fault of a thread outside guarded calls: tells every active call.
+ * Returns how many were told. */
+static unsigned kick_all(const otm_fault *f)
+{
+    unsigned i, told = 0;
+    uint64_t c;
+
+    for (i = 0; i < OTM_FAULT_SLOTS; i++) {
+        c = atomic_load(&calls[i].call);
+        if (c != 0 && c != CLAIMING)
+            told += (unsigned)kick_slot(&calls[i], c, f);
+    }
+    return told;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Leaving a fault                                                           */
+
+/* Back to the guarded call of this thread, with f. */
+static _Noreturn void unwind(guard *g, const otm_fault *f)
+{
+    g->fault = *f;
+    g->active = 0;
+    siglongjmp(g->jump, 1);
+}
+
+/* The thread of a foreign fault stops here: its kernel has been abandoned
+ * by the guarded calls, which are told; it must not run on, and with every
+ * signal blocked it takes none meant for the process. */
+static _Noreturn void park(void)
+{
+    sigset_t all;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    for (;;)
+        sigsuspend(&all);
+}
+
+/* A fault nobody waits for: one line, then the default action of the signal,
+ * as if this module were not there. */
+static void die(const otm_fault *f)
+{
+    report_to *r = atomic_load(&report);
+    char line[512];
+    text t = {line, sizeof(line), 0};
+    struct sigaction dfl;
+    sigset_t set;
+
+    line[0] = '\0';
+    if (r != NULL)
+        put(&t, r->prefix);
+    describe(&t, f);
+    put(&t, " outside any target region (the plugin's own code or the "
+            "runtime's); the worker stops\n");
+    if (r != NULL && write(r->fd, line, t.pos) < 0) {
+        /* Nothing left to tell it to. */
+    }
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(f->signo, &dfl, NULL);
+    /* Raised while blocked (we are its handler), delivered at the unblock:
+     * also for a signal that was sent, which would not come back by
+     * returning the way a faulting instruction does. */
+    raise(f->signo);
+    sigemptyset(&set);
+    sigaddset(&set, f->signo);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handlers                                                                  */
+
+static void on_fault(int signo, siginfo_t *si, void *uc)
+{
+    guard *g = my_guard;
+    otm_fault f;
+
+    memset(&f, 0, sizeof(f));
+    f.signo = signo;
+    f.code = si->si_code;
+    if (si->si_code > 0 && signo != SIGABRT)
+        f.addr = (uint64_t)(uintptr_t)si->si_addr;
+    if (g != NULL && g->active)
+        unwind(g, &f);
+    f.foreign = 1;
+    if (kick_all(&f) > 0)
+        park();
+    f.foreign = 0;
+    die(&f);
+}
+
+static void on_kick(int signo, siginfo_t *si, void *uc)
+{
+    guard *g = my_guard;
+    call_slot *s;
+
+    if (g == NULL || !g->active)
+        return;
+    s = &calls[g->slot];
+    if (atomic_load(&s->kick) != g->call)
+        return; /* a late signal for an earlier call */
+    unwind(g, &s->fault);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Installing                                                                */
+
+static void free_guard(void *p)
+{
+    guard *g = p;
+    stack_t cur, off;
+
+    my_guard = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (g->stack != NULL) {
+        /* Only our own stack is taken away from the thread. */
+        if (sigaltstack(NULL, &cur) == 0 &&
+            (char *)cur.ss_sp >= (char *)g->stack &&
+            (char *)cur.ss_sp < (char *)g->stack + g->stack_size) {
+            memset(&off, 0, sizeof(off));
+            off.ss_flags = SS_DISABLE;
+            sigaltstack(&off, NULL);
+        }
+        munmap(g->stack, g->stack_size);
+    }
+    free(g);
+}
+
+static void init_once(void)
+{
+    kick_signo = SIGRTMAX - 7;
+    once_failed = pthread_key_create(&guard_key, free_guard) != 0;
+}
+
+static otm_status set_handler(int signo,
+                              void (*fn)(int, siginfo_t *, void *))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    if (fn == on_kick)
+        sa.sa_flags |= SA_RESTART; /* ignored kicks must not break syscalls */
+    sigfillset(&sa.sa_mask); /* handlers never nest on a thread */
+    return sigaction(signo, &sa, NULL) == 0 ? OTM_OK : OTM_ERR_KERNEL;
+}
+
+otm_status otm_fault_install(int fd, const char *prefix)
+{
+    report_to *r;
+    size_t len, i;
+    otm_status st = OTM_OK;
+
+    if (fd < 0 || prefix == NULL)
+        return OTM_ERR_INVALID;
+    len = strlen(prefix);
+    if (len > OTM_FAULT_PREFIX_MAX)
+        return OTM_ERR_INVALID;
+    pthread_once(&once, init_once);
+    if (once_failed)
+        return OTM_ERR_NOMEM;
+    r = atomic_load(&report) == &reports[0] ? &reports[1] : &reports[0];
+    r->fd = fd;
+    r->len = len;
+    memcpy(r->prefix, prefix, len + 1);
+    atomic_store(&report, r);
+    for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+        if (st == OTM_OK)
+            st = set_handler(fault_signals[i], on_fault);
+    if (st == OTM_OK)
+        st = set_handler(kick_signo, on_kick);
+    if (st == OTM_OK)
+        atomic_store(&installed, 1);
+    return st;
+}
+
+int otm_fault_signal(void)
+{
+    return SIGRTMAX - 7;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Guarded calls                                                             */
+
+/* An alternate stack for this thread, with an inaccessible page below it so
+ * that a handler overflowing it faults instead of writing past it. A stack
+ * the thread already has (a sanitizer's, the caller's) is left in place. */
+static otm_status give_stack(guard *g)
+{
+    stack_t cur, ss;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = OTM_FAULT_ALTSTACK + (size_t)MINSIGSTKSZ;
+    void *p;
+
+    if (sigaltstack(NULL, &cur) != 0)
+        return OTM_ERR_KERNEL;
+    if (!(cur.ss_flags & SS_DISABLE))
+        return OTM_OK;
+    size = (size + page - 1) / page * page;
+    p = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return OTM_ERR_NOMEM;
+    if (mprotect(p, page, PROT_NONE) != 0) {
+        munmap(p, size + page);
+        return OTM_ERR_NOMEM;
+    }
+    memset(&ss, 0, sizeof(ss));
+    ss.ss_sp = (char *)p + page;
+    ss.ss_size = size;
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, size + page);
+        return OTM_ERR_KERNEL;
+    }
+    g->stack = p;
+    g->stack_size = size + page;
+    return OTM_OK;
+}
+
+/* This thread's guard, made at its first guarded call. */
+static otm_status thread_guard(guard **out)
+{
+    guard *g = my_guard;
+    otm_status st;
+
+    if (g == NULL) {
+        g = calloc(1, sizeof(*g));
+        if (g == NULL)
+            return OTM_ERR_NOMEM;
+        st = give_stack(g);
+        if (st == OTM_OK && pthread_setspecific(guard_key, g) != 0)
+            st = OTM_ERR_NOMEM;
+        if (st != OTM_OK) {
+            free_guard(g);
+            return st;
+        }
+        my_guard = g;
+    }
+    *out = g;
+    return OTM_OK;
+}
+
+/* The signals a kernel must not have blocked for its faults to be caught. */
+static void guarded_signals(sigset_t *set)
+{
+    size_t i;
+
+    sigemptyset(set);
+    for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+        sigaddset(set, fault_signals[i]);
+    sigaddset(set, kick_signo);
+}
+
+/* Runs the call between sigsetjmp and the handlers' siglongjmp. Kept apart
+ * so that nothing it changes after sigsetjmp is read after the jump. */
+static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
+                      otm_fault *fault)
+{
+    otm_status st;
+
+    if (sigsetjmp(g->jump, 1) != 0) {
+        *fault = g->fault;
+        return OTM_ERR_KERNEL_FAULT;
+    }
+    g->active = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    st = otm_kernel_call(fn, args, nargs);
+    atomic_signal_fence(memory_order_seq_cst);
+    g->active = 0;
+    return st;
+}
+
+otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
+                                   otm_fault *fault)
+{
+    guard *g;
+    sigset_t unblock, old;
+    otm_status st;
+
+    if (fn == NULL || fault == NULL || !atomic_load(&installed))
+        return OTM_ERR_INVALID;
+    st = thread_guard(&g);
+    if (st != OTM_OK)
+        return st;
+    if (g->active)
+        return OTM_ERR_BUSY; /* called from a guarded kernel */
+    st = claim_slot(g);
+    if (st != OTM_OK)
+        return st;
+    guarded_signals(&unblock);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, &old);
+    st = run(g, fn, args, nargs, fault);
+    release_slot(g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exit functions of hooked images                                           */
+
+/* The image's call of an exit function: a fault like any other when a
+ * guarded call is waiting for it, libc's function when none is. Our own
+ * calls of exit() go through our own GOT, which is not patched. */
+static _Noreturn void image_exit(int32_t by, int status)
+{
+    guard *g = my_guard;
+    otm_fault f;
+    sigset_t all, old;
+
+    memset(&f, 0, sizeof(f));
+    f.code = by;
+    f.exit_status = status;
+    if (g != NULL && g->active)
+        unwind(g, &f);
+    /* No handler of ours may run on this thread in the middle of kick_all. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    f.foreign = 1;
+    if (kick_all(&f) > 0)
+        park();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    switch (by) {
+    case OTM_FAULT_BY__EXIT: _exit(status);
+    case OTM_FAULT_BY__EXIT_C99: _Exit(status);
+    case OTM_FAULT_BY_QUICK_EXIT: quick_exit(status);
+    default: exit(status);
+    }
+}
+
+static _Noreturn void hook_exit(int status)
+{
+    image_exit(OTM_FAULT_BY_EXIT, status);
+}
+
+static _Noreturn void hook__exit(int status)
+{
+    image_exit(OTM_FAULT_BY__EXIT, status);
+}
+
+static _Noreturn void hook__Exit(int status)
+{
+    image_exit(OTM_FAULT_BY__EXIT_C99, status);
+}
+
+static _Noreturn void hook_quick_exit(int status)
+{
+    image_exit(OTM_FAULT_BY_QUICK_EXIT, status);
+}
+
+/* The replacement for an imported symbol name, or NULL. */
+static void *replacement(const char *name)
+{
+    if (strcmp(name, "exit") == 0)
+        return (void *)hook_exit;
+    if (strcmp(name, "_exit") == 0)
+        return (void *)hook__exit;
+    if (strcmp(name, "_Exit") == 0)
+        return (void *)hook__Exit;
+    if (strcmp(name, "quick_exit") == 0)
+        return (void *)hook_quick_exit;
+    return NULL;
+}
+
+/* What the dynamic section and program headers of an image say. */
+typedef struct image_map {
+    uintptr_t base;       /* l_addr */
+    const Elf64_Sym *symtab;
+    const char *strtab;
+    uint64_t strsz;
+    const Elf64_Rela *rela[2]; /* DT_RELA, DT_JMPREL */
+    uint64_t relasz[2];
+    uintptr_t relro[2];   /* the range ld.so made read-only, page-aligned */
+    const ElfW(Phdr) *phdr; /* for the protection of a segment */
+    size_t phnum;
+} image_map;
+
+/* ld.so relocates the pointers of a writable dynamic section in place, not
+ * those of a read-only one: a value below the base is still relative. */
+static uintptr_t dyn_ptr(uintptr_t base, uint64_t v)
+{
+    return v < base ? base + v : v;
+}
+
+static otm_status read_dynamic(const ElfW(Dyn) *d, image_map *m)
+{
+    uint64_t relaent = sizeof(Elf64_Rela), pltrel = DT_RELA;
+
+    for (; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB:
+            m->symtab = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
+            break;
+        case DT_STRTAB:
+            m->strtab = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
+            break;
+        case DT_STRSZ: m->strsz = d->d_un.d_val; break;
+        case DT_RELA:
+            m->rela[0] = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
+            break;
+        case DT_RELASZ: m->relasz[0] = d->d_un.d_val; break;
+        case DT_RELAENT: relaent = d->d_un.d_val; break;
+        case DT_JMPREL:
+            m->rela[1] = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
+            break;
+        case DT_PLTRELSZ: m->relasz[1] = d->d_un.d_val; break;
+        case DT_PLTREL: pltrel = d->d_un.d_val; break;
+        default: break;
+        }
+    }
+    if (relaent != sizeof(Elf64_Rela) || pltrel != DT_RELA)
+        return OTM_ERR_INVALID;
+    if ((m->rela[0] != NULL || m->rela[1] != NULL) &&
+        (m->symtab == NULL || m->strtab == NULL))
+        return OTM_ERR_INVALID;
+    return OTM_OK;
+}
+
+typedef struct phdr_search {
+    const void *dynamic; /* the image's l_ld */
+    image_map *m;
+    int found;
+} phdr_search;
+
+/* dl_iterate_phdr callback: the object whose PT_DYNAMIC is ours. */
+static int find_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    phdr_search *s = arg;
+    size_t i;
+
+    for (i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
+            info->dlpi_addr + info->dlpi_phdr[i].p_vaddr ==
+                (uintptr_t)s->dynamic)
+            break;
+    if (i == info->dlpi_phnum)
+        return 0;
+    s->m->phdr = info->dlpi_phdr;
+    s->m->phnum = info->dlpi_phnum;
+    s->found = 1;
+    return 1;
+}
+
+/* The page range ld.so protected: it rounds both ends of PT_GNU_RELRO down,
+ * so a partial last page stays writable (and must stay so). */
+static void find_relro(image_map *m)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start;
+    size_t i;
+
+    for (i = 0; i < m->phnum; i++) {
+        if (m->phdr[i].p_type != PT_GNU_RELRO)
+            continue;
+        start = m->base + m->phdr[i].p_vaddr;
+        m->relro[0] = start & ~(page - 1);
+        m->relro[1] = (start + m->phdr[i].p_memsz) & ~(page - 1);
+    }
+}
+
+/* The protection the slot's page has now: read-only in RELRO, else that of
+ * its PT_LOAD segment; -1 when no segment holds it. */
+static int slot_prot(const image_map *m, uintptr_t slot)
+{
+    uintptr_t start;
+    size_t i;
+    int prot = -1;
+
+    if (slot >= m->relro[0] && slot < m->relro[1])
+        return PROT_READ;
+    for (i = 0; i < m->phnum; i++) {
+        start = m->base + m->phdr[i].p_vaddr;
+        if (m->phdr[i].p_type != PT_LOAD || slot < start ||
+            slot - start >= m->phdr[i].p_memsz)
+            continue;
+        prot = (m->phdr[i].p_flags & PF_R ? PROT_READ : 0) |
+               (m->phdr[i].p_flags & PF_W ? PROT_WRITE : 0) |
+               (m->phdr[i].p_flags & PF_X ? PROT_EXEC : 0);
+    }
+    return prot;
+}
+
+static otm_status patch(const image_map *m, uintptr_t slot, void *fn)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    void *at = (void *)(slot & ~(page - 1));
+    int prot = slot_prot(m, slot);
+
+    if (prot < 0 || slot % sizeof(void *) != 0)
+        return OTM_ERR_INVALID; /* a relocation outside the image */
+    if (!(prot & PROT_WRITE) &&
+        mprotect(at, page, prot | PROT_READ | PROT_WRITE) != 0)
+        return OTM_ERR_KERNEL;
+    /* One aligned store: a thread calling through the slot meanwhile gets
+     * either function. */
+    __atomic_store_n((void **)slot, fn, __ATOMIC_SEQ_CST);
+    if (!(prot & PROT_WRITE) && mprotect(at, page, prot) != 0)
+        return OTM_ERR_KERNEL;
+    return OTM_OK;
+}
+
+/* The relocations of one table that bind an exit function to a slot. */
+static otm_status patch_table(const image_map *m, const Elf64_Rela *r,
+                              uint64_t size)
+{
+    uint64_t i, n = size / sizeof(*r);
+    uint32_t type;
+    const Elf64_Sym *sym;
+    void *fn;
+    otm_status st;
+
+    for (i = 0; r != NULL && i < n; i++) {
+        type = ELF64_R_TYPE(r[i].r_info);
+        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+            !(type == R_X86_64_64 && r[i].r_addend == 0))
+            continue;
+        if (ELF64_R_SYM(r[i].r_info) == 0)
+            continue;
+        sym = &m->symtab[ELF64_R_SYM(r[i].r_info)];
+        if (m->strsz != 0 && sym->st_name >= m->strsz)
+            continue;
+        fn = replacement(m->strtab + sym->st_name);
+        if (fn == NULL)
+            continue;
+        st = patch(m, m->base + r[i].r_offset, fn);
+        if (st != OTM_OK)
+            return st;
+    }
+    return OTM_OK;
+}
+
+otm_status otm_fault_hook_exit(void *dl_handle)
+{
+    struct link_map *lm = NULL;
+    image_map m;
+    phdr_search s;
+    otm_status st;
+
+    if (dl_handle == NULL)
+        return OTM_ERR_INVALID;
+    if (dlinfo(dl_handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
+        return OTM_ERR_KERNEL;
+    memset(&m, 0, sizeof(m));
+    m.base = lm->l_addr;
+    if (lm->l_ld == NULL)
+        return OTM_ERR_INVALID;
+    st = read_dynamic(lm->l_ld, &m);
+    if (st != OTM_OK)
+        return st;
+    s.dynamic = lm->l_ld;
+    s.m = &m;
+    s.found = 0;
+    dl_iterate_phdr(find_phdr, &s);
+    if (!s.found)
+        return OTM_ERR_INVALID;
+    find_relro(&m);
+    st = patch_table(&m, m.rela[0], m.relasz[0]);
+    if (st == OTM_OK)
+        st = patch_table(&m, m.rela[1], m.relasz[1]);
+    return st;
+}
