@@ -39,6 +39,10 @@ typedef struct rank_ctx {
     int64_t live;           /* allocations not yet released */
     uint8_t global[SIM_GLOBAL_SIZE];
     otm_entry entries[SIM_K_COUNT + 1];
+    int64_t images;         /* loaded and not unloaded */
+    uint64_t out_pending, err_pending;  /* SIM_K_PRINT's output not taken */
+    uint64_t out_next;      /* index of the next stdout byte printed */
+    uint64_t out_taken;     /* index of the next stdout byte taken */
 } rank_ctx;
 
 struct sim_world {
@@ -57,6 +61,7 @@ struct sim_world {
     uint64_t now, steps, rng, hash;
     uint64_t moves;                 /* steps in which something changed */
     uint64_t epoch[SIM_MAX_WORKERS + 1];
+    sim_host_seen seen;
     uint16_t *taken, *options;
     size_t ntrace, trace_cap;
     size_t mark;                    /* trace index where set-up ended */
@@ -89,21 +94,112 @@ uint64_t sim_kernel_addr(sim_kernel k)
 }
 
 static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
-                          uint32_t nargs, uint64_t teams, uint64_t threads)
+                          uint32_t nargs, uint64_t teams, uint64_t threads,
+                          otm_region_fault *fault)
 {
+    rank_ctx *rc = ctx;
+    (void)teams, (void)threads;
     if (kernel == sim_kernel_addr(SIM_K_INC))
         return k_inc(args, nargs);
     if (kernel == sim_kernel_addr(SIM_K_NOP))
         return OTM_OK;
+    if (kernel == sim_kernel_addr(SIM_K_FAULT)) {
+        *fault = (otm_region_fault){.signo = 11, .code = 1, .addr = 0,
+                                    .flags = OTM_EXEC_FAULTED};
+        return OTM_ERR_KERNEL_FAULT;
+    }
+    if (kernel == sim_kernel_addr(SIM_K_PRINT) && nargs >= 1) {
+        rc->out_pending += (uint64_t)(uintptr_t)args[0];
+        rc->out_next += (uint64_t)(uintptr_t)args[0];
+        rc->err_pending += 2;
+        return OTM_OK;
+    }
     return OTM_ERR_KERNEL;
 }
 
-static otm_status dev_load(void *ctx, uint64_t index, const otm_entry **e,
+static void dev_pending(void *ctx, uint64_t *out, uint64_t *err)
+{
+    rank_ctx *rc = ctx;
+    *out = rc->out_pending;
+    *err = rc->err_pending;
+}
+
+static otm_status dev_take(void *ctx, uint8_t *dst, uint64_t out, uint64_t err)
+{
+    rank_ctx *rc = ctx;
+    if (out > rc->out_pending || err > rc->err_pending || err % 2)
+        return OTM_ERR_INVALID;
+    for (uint64_t i = 0; i < out; i++)
+        dst[i] = sim_image_byte(rc->out_taken + i);
+    for (uint64_t i = 0; i < err; i += 2)
+        memcpy(dst + out + i, "e\n", 2);
+    rc->out_taken += out;
+    rc->out_pending -= out;
+    rc->err_pending -= err;
+    return OTM_OK;
+}
+
+static void host_output(void *ctx, int rank, int stream, const uint8_t *buf, size_t len)
+{
+    rank_ctx *rc = ctx;
+    sim_host_seen *s = &rc->w->seen;
+    (void)rank;
+    if (stream == 2) {
+        s->err_bytes += len;
+        return;
+    }
+    /* Each worker's stdout restarts the pattern where it left off; the
+     * tests print on one worker, so one running index is enough. */
+    for (size_t i = 0; i < len; i++)
+        s->out_wrong += buf[i] != sim_image_byte(s->out_bytes + i);
+    s->out_bytes += len;
+}
+
+static void host_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
+{
+    rank_ctx *rc = ctx;
+    (void)rank, (void)kernel;
+    rc->w->seen.faults++;
+    rc->w->seen.last_signo = f->signo;
+}
+
+const sim_host_seen *sim_world_host_seen(const sim_world *w)
+{
+    return &w->seen;
+}
+
+uint64_t sim_world_images_loaded(const sim_world *w, int rank)
+{
+    return (uint64_t)w->ctx[rank].images;
+}
+
+static int is_pattern(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i] != sim_image_byte(i))
+            return 0;
+    return 1;
+}
+
+uint64_t sim_image_hash(uint64_t n)
+{
+    uint64_t h = OTM_WIRE_HASH_SEED;
+    for (uint64_t i = 0; i < n; i++) {
+        uint8_t b = sim_image_byte(i);
+        h = otm_wire_hash(&b, 1, h);
+    }
+    return h;
+}
+
+static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry **e,
                            uint64_t *count)
 {
     rank_ctx *rc = ctx;
-    if (index != 0)
-        return OTM_ERR_NO_KERNEL;
+    if (!ref->bytes && (ref->size > SIM_IMAGE_LOCAL_MAX || ref->hash != sim_image_hash(ref->size)))
+        return OTM_ERR_NO_IMAGE;
+    if (ref->bytes && !is_pattern(ref->bytes, ref->size))
+        return OTM_ERR_INVALID;
+    rc->images++;
     for (int k = 0; k < SIM_K_COUNT; k++)
         rc->entries[k] = (otm_entry){sim_kernel_addr((sim_kernel)k), 0};
     rc->entries[SIM_K_COUNT] =
@@ -111,6 +207,12 @@ static otm_status dev_load(void *ctx, uint64_t index, const otm_entry **e,
     *e = rc->entries;
     *count = SIM_K_COUNT + 1;
     return OTM_OK;
+}
+
+static void dev_unload(void *ctx, uint64_t id)
+{
+    (void)id;
+    ((rank_ctx *)ctx)->images--;
 }
 
 /* ---- hooks ------------------------------------------------------------------ */
@@ -153,7 +255,10 @@ static otm_hooks hooks_for(rank_ctx *rc)
     otm_hooks h = {
         .alloc = h_alloc, .release = h_release, .now = h_now,
         .idle = h_idle, .ctx = rc,
-        .device = {.load_image = dev_load, .run_kernel = dev_run, .ctx = rc},
+        .region_output = host_output, .region_fault = host_fault,
+        .device = {.load_image = dev_load, .unload_image = dev_unload,
+                   .run_kernel = dev_run, .output_pending = dev_pending,
+                   .output_take = dev_take, .ctx = rc},
     };
     return h;
 }

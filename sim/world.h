@@ -77,15 +77,37 @@ sim_config sim_config_default(void);
 
 typedef struct sim_world sim_world;
 
-/* The simulated device of each worker: image 0 holds the kernels below and
- * one global of SIM_GLOBAL_SIZE bytes (a per-rank array). */
+/* The simulated device of each worker. Its images are "pattern images":
+ * byte i of an image of n bytes is sim_image_byte(i). A LOAD by reference
+ * finds one (the worker's own copy) when n <= SIM_IMAGE_LOCAL_MAX and the
+ * hash matches; one whose bytes travel is accepted when they are the
+ * pattern, refused (OTM_ERR_INVALID) otherwise. Every image holds the
+ * kernels below and one global of SIM_GLOBAL_SIZE bytes (a per-rank
+ * array). */
+#define SIM_IMAGE_LOCAL_MAX 64
 typedef enum sim_kernel {
     SIM_K_INC = 0,      /* args: buffer, length (literal): each byte += 1 */
     SIM_K_FAIL,         /* returns OTM_ERR_KERNEL */
     SIM_K_NOP,          /* does nothing */
+    SIM_K_FAULT,        /* dies as a NULL dereference would: SIGSEGV at 0 */
+    SIM_K_PRINT,        /* args: length (literal): writes that many bytes
+                         * sim_image_byte(i) to stdout, then "e\n" to stderr */
     SIM_K_COUNT
 } sim_kernel;
 uint64_t sim_kernel_addr(sim_kernel k);
+static inline uint8_t sim_image_byte(uint64_t i) { return (uint8_t)(i * 7u + 3u); }
+/* otm_wire_hash of the pattern image of n bytes. */
+uint64_t sim_image_hash(uint64_t n);
+/* The host's record of what regions printed (region_output hook), and of
+ * the faults reported (region_fault): for the tests to check. */
+typedef struct sim_host_seen {
+    uint64_t out_bytes, err_bytes;  /* received per stream */
+    uint64_t out_wrong;             /* stdout bytes not the pattern */
+    int faults, last_signo;
+} sim_host_seen;
+const sim_host_seen *sim_world_host_seen(const sim_world *w);
+/* LOADs the worker accepted and UNLOADs it served, per rank. */
+uint64_t sim_world_images_loaded(const sim_world *w, int rank);
 
 /* NULL when the world cannot be built (bad config, no memory, init failed);
  * the reason goes to stderr. Installs its net for the MPI wrappers. The

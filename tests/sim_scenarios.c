@@ -1,6 +1,8 @@
 /* sim_scenarios.c - host programs for the simulated world (see the header). */
 #include "sim_scenarios.h"
 
+#include "otm/wire.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,11 +68,33 @@ int scn_all_ended(const scn *s)
     return 1;
 }
 
+/* The worker's own copy of a small pattern image: found by reference. */
 otm_status scn_load(scn *s, int qi, int rank)
 {
-    otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank, .arg = 0,
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank,
+                 .image = {.id = ++s->next_image, .size = 8, .hash = sim_image_hash(8)},
                  .host = s->entries[rank], .size = SIM_K_COUNT + 1,
                  .result = &s->nentries[rank]};
+    return put(s, qi, &op);
+}
+
+otm_status scn_load_bytes(scn *s, int qi, int rank, const uint8_t *bytes,
+                          uint64_t size, uint64_t *id)
+{
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank,
+                 .image = {.id = ++s->next_image, .bytes = bytes, .size = size,
+                           .hash = otm_wire_hash(bytes, (size_t)size, OTM_WIRE_HASH_SEED),
+                           .send = 1},
+                 .host = s->entries[rank], .size = SIM_K_COUNT + 1,
+                 .result = &s->nentries[rank]};
+    if (id)
+        *id = op.image.id;
+    return put(s, qi, &op);
+}
+
+otm_status scn_unload(scn *s, int qi, int rank, uint64_t id)
+{
+    otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = rank, .arg = id};
     return put(s, qi, &op);
 }
 

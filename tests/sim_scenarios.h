@@ -26,6 +26,7 @@ typedef struct scn {
     otm_event *ev[64];                             /* kept references */
     int nev;
     int keep;               /* keep a reference to every event enqueued */
+    uint64_t next_image;    /* the id of the next LOAD */
 } scn;
 
 /* The kinds of end-to-end case the tests run. */
@@ -43,6 +44,11 @@ void scn_close(scn *s);
 /* Enqueue helpers; each asserts the enqueue succeeded (returns its status so
  * tests of bad input can check errors instead). */
 otm_status scn_load(scn *s, int qi, int rank);
+/* A LOAD whose image's `size` bytes travel (a pattern image unless the
+ * caller's bytes say otherwise); *id gets the load's id (may be NULL). */
+otm_status scn_load_bytes(scn *s, int qi, int rank, const uint8_t *bytes,
+                          uint64_t size, uint64_t *id);
+otm_status scn_unload(scn *s, int qi, int rank, uint64_t id);
 otm_status scn_alloc(scn *s, int qi, int rank, uint64_t size, uint64_t *out);
 otm_status scn_delete(scn *s, int qi, int rank, uint64_t addr);
 otm_status scn_submit(scn *s, int qi, int rank, uint64_t addr, const void *p,

@@ -126,7 +126,7 @@ typedef void (*mutate_fn)(otm_notify *n, int *len);
 static void m_kind99(otm_notify *n, int *len) { n->kind = 99; (void)len; }
 static void m_kind0(otm_notify *n, int *len) { n->kind = 0; (void)len; }
 static void m_sync(otm_notify *n, int *len) { n->kind = OTM_KIND_SYNC; (void)len; }
-static void m_version(otm_notify *n, int *len) { n->version = 2; (void)len; }
+static void m_version(otm_notify *n, int *len) { n->version = OTM_WIRE_VERSION + 1; (void)len; }
 static void m_short(otm_notify *n, int *len) { (void)n; *len = 40; }
 static void m_inline_long(otm_notify *n, int *len) { n->inline_len = 10; (void)len; }
 static void m_trailing(otm_notify *n, int *len) { (void)n; *len += 5; }
@@ -259,7 +259,7 @@ static void test_malformed_exit_ignored(void **state)
     uint8_t msg[OTM_WIRE_NOTIFY_SIZE];
     otm_notify n = base_notify(OTM_TAG_EXIT);
     n.kind = OTM_KIND_EXIT;
-    n.version = 2;
+    n.version = OTM_WIRE_VERSION + 1;
     otm_wire_put_notify(msg, &n);
     assert_int_equal(send_raw(&s, msg, sizeof msg, OTM_TAG_EXIT, 1), OTM_ERR_BAD_VERSION);
     assert_int_equal(sim_world_node(s.w, 1)->life, OTM_LIFE_RUNNING);

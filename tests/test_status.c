@@ -43,6 +43,9 @@ static void test_wire_values_fixed(void **state)
     assert_int_equal(OTM_ERR_BAD_POINTER, 4);
     assert_int_equal(OTM_ERR_TIMEOUT, 12);
     assert_int_equal(OTM_ERR_BUSY, 16);
+    assert_int_equal(OTM_ERR_KERNEL_FAULT, 17);
+    assert_int_equal(OTM_ERR_NO_IMAGE, 18);
+    assert_int_equal(OTM_ERR_DEVICE_FAILED, 19);
 }
 
 int main(void)

@@ -76,7 +76,7 @@ static void test_notify_errors(void **state)
     assert_int_equal(d.tag, 77);
     assert_int_equal(otm_wire_get_notify(buf, sizeof buf - 1, &d), OTM_ERR_BAD_MESSAGE);
     assert_int_equal(otm_wire_get_notify(buf, OTM_WIRE_NOTIFY_SIZE, &d), OTM_ERR_BAD_MESSAGE);
-    n.version = 2;
+    n.version = OTM_WIRE_VERSION + 1;
     otm_wire_put_notify(buf, &n);
     assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_ERR_BAD_VERSION);
     assert_true(d.routable);

@@ -28,9 +28,17 @@
  *             this worker sends to peer, RECV: receives from peer, LOCAL:
  *             both addresses are on this worker)
  *   EXECUTE   a0 kernel, a1 number of arguments, a2 teams, a3 thread limit;
- *             inline: nargs 64-bit argument values then nargs 64-bit offsets
- *   LOAD      a0 image index, a3 as for RETRIEVE; reply value = number of
- *             entries, payload = entries as (address, size) pairs
+ *             inline: nargs 64-bit argument values then nargs 64-bit offsets;
+ *             reply value = bytes of its result (otm/wire.h: the region's
+ *             output, how it faulted), inline up to OTM_EXEC_INLINE_MAX,
+ *             else in fragments of OTM_EXEC_FRAG after the reply
+ *   LOAD      a0 the host's id for this load, a1 entries the host has, a2
+ *             fragment size, a3 as for RETRIEVE, flags OTM_LOAD_SEND when
+ *             the image's bytes follow; inline: the image descriptor
+ *             (otm/wire.h); reply value = number of entries, payload =
+ *             entries as (address, size) pairs
+ *   UNLOAD    a0 the id of a LOAD; the worker waits until no kernel runs,
+ *             then drops the image's entries and unloads it
  *   EXIT      none; the worker drains its events first, then acknowledges
  *   SYNC      host-local: finishes when the event it waits on has ended,
  *             FAILED with OTM_ERR_PEER if that one failed.
@@ -55,6 +63,7 @@ typedef enum otm_kind {
     OTM_KIND_SYNC,
     OTM_KIND_EXIT,
     OTM_KIND_LOAD,
+    OTM_KIND_UNLOAD,
     OTM_KIND_END            /* one past the last valid kind */
 } otm_kind;
 
@@ -105,6 +114,17 @@ typedef struct otm_node otm_node;
 typedef struct otm_queue otm_queue;
 typedef struct otm_event otm_event;
 
+/* LOAD: which image, and whether its bytes travel. */
+typedef struct otm_image_ref {
+    uint64_t id;            /* the host's number for this load */
+    const void *bytes;      /* the image (origin: sent when `send`; dest:
+                             * the received bytes, or NULL: use your own) */
+    uint64_t size;          /* bytes of the image */
+    uint64_t hash;          /* otm_wire_hash of the bytes */
+    uint64_t names_hash;    /* otm_wire_hash over the host's entry names */
+    int send;
+} otm_image_ref;
+
 /* What an origin asks for; otm_host_enqueue copies it into an event. */
 typedef struct otm_op {
     otm_kind kind;
@@ -113,8 +133,9 @@ typedef struct otm_op {
     uint64_t addr;          /* device address (source for EXCHANGE) */
     uint64_t addr2;         /* EXCHANGE: destination address */
     uint64_t size;          /* bytes; ALLOC: bytes to allocate */
-    uint64_t arg;           /* ALLOC: kind; LOAD: image; EXECUTE: kernel */
+    uint64_t arg;           /* ALLOC: kind; EXECUTE: kernel; UNLOAD: id */
     void *host;             /* SUBMIT source / RETRIEVE, LOAD destination */
+    otm_image_ref image;    /* LOAD */
     uint64_t *result;       /* ALLOC address, LOAD entry count (optional) */
     uint32_t nargs;         /* EXECUTE */
     const uint64_t *args;   /* EXECUTE: argument values */
@@ -150,12 +171,15 @@ struct otm_event {
     uint64_t a[4];          /* parameters, as in the notification */
     uint64_t value;         /* result carried by the reply */
     void *host;             /* origin: user buffer */
+    const uint8_t *payload; /* origin: bytes sent after the notification */
+    uint64_t payload_len;
     uint64_t *result;
     uint8_t *msg;           /* notification (origin builds / dest owns) */
     uint32_t msg_len;
     uint8_t *reply;         /* reply buffer */
     uint32_t reply_len;
-    uint8_t *scratch;       /* dest: sink for a discarded payload */
+    uint8_t *scratch;       /* dest: LOAD's image, then what follows the
+                             * reply; origin: EXECUTE's result */
     otm_frag_plan plan;
     uint64_t posted;        /* fragments posted */
     uint64_t moved;         /* fragments completed */

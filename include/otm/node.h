@@ -42,18 +42,47 @@ typedef struct otm_entry {
     uint64_t size;
 } otm_entry;
 
+/* How a region ended when it did not return: a fault signal, or exit(). */
+typedef struct otm_region_fault {
+    int32_t signo;          /* the signal, 0 for exit() */
+    int32_t code;           /* its si_code */
+    uint64_t addr;          /* the faulting address */
+    int32_t exit_status;    /* exit()'s argument */
+    uint32_t flags;         /* OTM_EXEC_* of otm/wire.h */
+} otm_region_fault;
+
 /* The worker's device: what the core asks of the process it runs in. */
 typedef struct otm_device_ops {
-    /* Loads image `index`; on success *entries (owned by the device until
-     * the node ends) lists its entries. */
-    otm_status (*load_image)(void *ctx, uint64_t index,
+    /* Loads the image `ref` names: its bytes when ref->bytes is not NULL,
+     * else the device's own copy with that size and hash (OTM_ERR_NO_IMAGE
+     * when it has none). On success *entries (owned by the device until
+     * unload_image or the end of the node) lists its entries in the
+     * image's own order. ref->bytes is valid during the call only. On
+     * failure nothing of the image is kept. */
+    otm_status (*load_image)(void *ctx, const otm_image_ref *ref,
                              const otm_entry **entries, uint64_t *count);
+    /* Unloads the image of load `id`; no kernel of it runs. May be NULL. */
+    void (*unload_image)(void *ctx, uint64_t id);
     /* Calls kernel `kernel` with `nargs` argument pointers. May take long:
-     * only the handler calls it. */
+     * only the handler calls it. OTM_ERR_KERNEL_FAULT with *fault filled
+     * when the region faulted or called exit(). */
     otm_status (*run_kernel)(void *ctx, uint64_t kernel, void **args,
-                             uint32_t nargs, uint64_t teams, uint64_t threads);
+                             uint32_t nargs, uint64_t teams, uint64_t threads,
+                             otm_region_fault *fault);
+    /* Output the regions wrote and nobody took yet, per stream, and taking
+     * exactly that many bytes (stdout's, then stderr's) into dst. Either
+     * may be NULL: no output is forwarded. */
+    void (*output_pending)(void *ctx, uint64_t *out, uint64_t *err);
+    otm_status (*output_take)(void *ctx, uint8_t *dst, uint64_t out, uint64_t err);
     void *ctx;
 } otm_device_ops;
+
+/* A loaded image on a worker: its entries, to drop them at UNLOAD. */
+typedef struct otm_loaded_image {
+    uint64_t id;
+    otm_entry *entries;
+    uint64_t count;
+} otm_loaded_image;
 
 typedef enum otm_log_level {
     OTM_LOG_ERROR = 0,
@@ -84,6 +113,14 @@ typedef struct otm_hooks {
      * write ev->trace and must not touch anything else of the node. An
      * event torn down live by otm_node_fini gets no END. */
     void (*trace)(void *ctx, otm_event *ev, int point);
+    /* Host: what an EXECUTE's region wrote to stdout (stream 1) and stderr
+     * (2) on worker `rank`, and how it died; called on the thread that
+     * ends the event, before it ends (so before anyone waiting on it
+     * returns). NULL: dropped. */
+    void (*region_output)(void *ctx, int rank, int stream, const uint8_t *buf,
+                          size_t len);
+    void (*region_fault)(void *ctx, int rank, uint64_t kernel,
+                         const otm_region_fault *fault);
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;
@@ -153,6 +190,9 @@ struct otm_node {
     otm_registry registry;
     uint64_t *kernels;              /* sorted addresses of loaded kernels */
     size_t nkernels, kernels_cap;
+    otm_loaded_image *images;       /* loaded images, by LOAD id */
+    size_t nimages, images_cap;
+    int failed;                     /* a region faulted: only EXIT is served */
     uint8_t *sink;                  /* receives payloads being discarded */
     MPI_Request gate_req;           /* notification being received */
     uint8_t *gate_buf;              /* being received, or held until the

@@ -24,7 +24,8 @@
 
 typedef enum otm_region_kind {
     OTM_REGION_ALLOC = 1,   /* made by an ALLOC event; DELETE may remove it */
-    OTM_REGION_GLOBAL = 2,  /* a global of a loaded image; never deleted */
+    OTM_REGION_GLOBAL = 2,  /* a global of a loaded image; never deleted,
+                             * dropped when its image is unloaded */
 } otm_region_kind;
 
 typedef struct otm_region {
@@ -58,6 +59,10 @@ otm_status otm_registry_add(otm_registry *r, uintptr_t base, uint64_t size,
  * in *size (may be NULL). OTM_ERR_BAD_POINTER when no ALLOC region starts
  * there (globals cannot be removed). */
 otm_status otm_registry_remove(otm_registry *r, uintptr_t base, uint64_t *size);
+
+/* Removes the GLOBAL region starting exactly at `base`, when its image is
+ * unloaded. OTM_ERR_BAD_POINTER when no GLOBAL region starts there. */
+otm_status otm_registry_remove_global(otm_registry *r, uintptr_t base);
 
 /* OTM_OK when [addr, addr + len) lies inside one recorded region (see the
  * rules for len 0 above); OTM_ERR_BAD_SIZE when addr + len overflows;

@@ -26,7 +26,10 @@
     X(OTM_ERR_SHUTDOWN, 13, "runtime is shutting down")                       \
     X(OTM_ERR_PEER, 14, "peer failed the operation")                          \
     X(OTM_ERR_KERNEL, 15, "kernel call failed")                               \
-    X(OTM_ERR_BUSY, 16, "resource busy")
+    X(OTM_ERR_BUSY, 16, "resource busy")                                      \
+    X(OTM_ERR_KERNEL_FAULT, 17, "the target region faulted")                  \
+    X(OTM_ERR_NO_IMAGE, 18, "the device does not hold this image")            \
+    X(OTM_ERR_DEVICE_FAILED, 19, "the device failed earlier")
 
 typedef enum otm_status {
 #define OTM_STATUS_ENUM(name, value, text) name = value,

@@ -38,6 +38,30 @@
  *   20   4   reserved 0
  *   24   -   inline payload
  *
+ * Two kinds carry a small record of their own in their payload:
+ *
+ * LOAD's descriptor (the notification's inline payload, 24 bytes): the
+ * image's size, its otm_wire_hash, and the otm_wire_hash over the host's
+ * entry names (each name with its NUL, in table order). With OTM_LOAD_SEND
+ * in flags, the image's bytes follow the notification in fragments;
+ * without it the worker uses its own copy of the image, found by size and
+ * hash (one it registered at start-up), or answers OTM_ERR_NO_IMAGE.
+ *
+ * EXECUTE's result (the reply's payload, present when the reply's value,
+ * its length, is not 0): what the region wrote to stdout and stderr and,
+ * for OTM_ERR_KERNEL_FAULT, how it died. Up to OTM_EXEC_INLINE_MAX bytes
+ * travel inline; a longer one follows the reply in fragments of
+ * OTM_EXEC_FRAG bytes (protocol constants: both sides know them).
+ *
+ *    0   8   stdout bytes that follow (n1)
+ *    8   8   stderr bytes that follow (n2)
+ *   16   4   signal (0: none, or exit() when exit flag is set)
+ *   20   4   si_code
+ *   24   8   faulting address
+ *   32   4   exit status, when the region called exit()
+ *   36   4   flags: OTM_EXEC_FAULTED, OTM_EXEC_EXITED, OTM_EXEC_FOREIGN
+ *   40   -   n1 bytes of stdout, then n2 bytes of stderr
+ *
  * Decoding never trusts a length field: it is checked against the number
  * of bytes actually received.
  */
@@ -49,7 +73,7 @@
 
 #include "otm/status.h"
 
-#define OTM_WIRE_VERSION 1u
+#define OTM_WIRE_VERSION 2u
 #define OTM_WIRE_NOTIFY_MAGIC 0x4e4d544fu   /* "OTMN" */
 #define OTM_WIRE_REPLY_MAGIC 0x524d544fu    /* "OTMR" */
 #define OTM_WIRE_NOTIFY_SIZE 72u
@@ -61,6 +85,15 @@
 #define OTM_TAG_CONTROL 0
 #define OTM_TAG_EXIT 1
 #define OTM_TAG_FIRST 2
+
+#define OTM_WIRE_LOAD_DESC_SIZE 24u
+#define OTM_LOAD_SEND 1u            /* LOAD flags: the image's bytes follow */
+#define OTM_WIRE_EXEC_HEAD 40u
+#define OTM_EXEC_INLINE_MAX 4096u
+#define OTM_EXEC_FRAG (1u << 20)
+#define OTM_EXEC_FAULTED 1u         /* a fault signal ended the region */
+#define OTM_EXEC_EXITED 2u          /* the region called exit() */
+#define OTM_EXEC_FOREIGN 4u         /* on another thread of the region */
 
 typedef struct otm_notify {
     uint16_t version;
@@ -106,5 +139,27 @@ void otm_wire_put_reply(uint8_t *buf, const otm_reply *r);
  * length or an inline length that does not match; a status outside the enum
  * is reported as OTM_ERR_BAD_MESSAGE too. */
 otm_status otm_wire_get_reply(const uint8_t *buf, size_t len, otm_reply *r);
+
+typedef struct otm_exec_result {
+    uint64_t out_len, err_len;
+    int32_t signo, code;
+    uint64_t addr;
+    int32_t exit_status;
+    uint32_t flags;
+    const uint8_t *out, *err;    /* point into the decoded buffer */
+} otm_exec_result;
+
+/* Writes the 40-byte head of an EXECUTE result into buf; the caller puts
+ * out_len + err_len bytes after it. */
+void otm_wire_put_exec(uint8_t *buf, const otm_exec_result *r);
+
+/* Decodes an EXECUTE result of `len` bytes: OTM_ERR_BAD_MESSAGE unless
+ * len is the head plus exactly out_len + err_len bytes. */
+otm_status otm_wire_get_exec(const uint8_t *buf, size_t len, otm_exec_result *r);
+
+/* A 64-bit hash of `len` bytes (FNV-1a): how the two sides name the same
+ * image without sending it. Not a defence against a hostile peer. */
+uint64_t otm_wire_hash(const void *buf, size_t len, uint64_t seed);
+#define OTM_WIRE_HASH_SEED 0xcbf29ce484222325ull
 
 #endif

@@ -6,8 +6,8 @@
  * touched: a bad pointer or size becomes an error status in the reply, and
  * any payload the host already sent is still received (into a small sink)
  * so the event's tag carries nothing stale afterwards. The reply is always
- * the last message the worker sends on the tag, except for RETRIEVE and
- * LOAD, whose data follows the reply.
+ * the last message the worker sends on the tag, except for RETRIEVE, LOAD
+ * and EXECUTE, whose data (the entries, a region's result) may follow it.
  */
 #include <string.h>
 
@@ -166,6 +166,44 @@ static int start_exchange(otm_node *node, otm_event *ev)
     }
 }
 
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* LOAD's descriptor, from the notification's inline payload. */
+static otm_image_ref load_ref(const otm_event *ev)
+{
+    const uint8_t *d = inline_data(ev);
+    otm_image_ref ref = {.id = ev->a[0], .size = get64(d), .hash = get64(d + 8),
+                         .names_hash = get64(d + 16),
+                         .send = (ev->flags & OTM_LOAD_SEND) != 0};
+    return ref;
+}
+
+/* An image that travels is received into scratch, then loaded. */
+static int start_load(otm_node *node, otm_event *ev)
+{
+    if (inline_len(ev) != OTM_WIRE_LOAD_DESC_SIZE || (ev->flags & ~OTM_LOAD_SEND))
+        return to_reply(ev, OTM_ERR_BAD_MESSAGE);
+    otm_image_ref ref = load_ref(ev);
+    if (!ref.send) {
+        ev->step = OTM_AT_RUN;
+        return 1;
+    }
+    otm_status st = ref.size == 0 ? OTM_ERR_BAD_MESSAGE : check_plan(ref.size, ev->a[2]);
+    if (st)
+        return to_reply(ev, st);
+    if (ref.size > OTM_IMAGE_MAX)
+        st = OTM_ERR_BAD_SIZE;
+    else if (!(ev->scratch = otm_alloc(node, (size_t)ref.size)))
+        st = OTM_ERR_NOMEM;
+    return to_payload(node, ev, st, ref.size, ev->a[2]);
+}
+
 static int start(otm_node *node, otm_event *ev)
 {
     otm_set_state(ev, OTM_RUNNING);
@@ -177,9 +215,10 @@ static int start(otm_node *node, otm_event *ev)
     case OTM_KIND_SUBMIT: return start_submit(node, ev);
     case OTM_KIND_RETRIEVE: return start_retrieve(node, ev);
     case OTM_KIND_EXCHANGE: return start_exchange(node, ev);
-    case OTM_KIND_EXECUTE:
-    case OTM_KIND_LOAD: ev->step = OTM_AT_RUN; return 1;
-    case OTM_KIND_EXIT: ev->step = OTM_AT_DRAIN; return 1;
+    case OTM_KIND_EXECUTE: ev->step = OTM_AT_RUN; return 1;
+    case OTM_KIND_LOAD: return start_load(node, ev);
+    case OTM_KIND_EXIT:
+    case OTM_KIND_UNLOAD: ev->step = OTM_AT_DRAIN; return 1;
     default: return to_reply(ev, OTM_ERR_BAD_KIND);
     }
 }
@@ -203,10 +242,42 @@ static int preamble_step(otm_node *node, otm_event *ev)
 
 /* ---- run: the device's work ---------------------------------------------- */
 
+/* The region's result (otm/wire.h) into scratch: the output it left and,
+ * when it faulted, how. Output that finds no memory stays with the device
+ * for the next region's reply: it is late, not lost. */
+static void keep_result(otm_node *node, otm_event *ev, const otm_region_fault *f,
+                        int faulted)
+{
+    const otm_device_ops *d = &node->hooks.device;
+    otm_exec_result r = {0};
+    if (d->output_pending && d->output_take)
+        d->output_pending(d->ctx, &r.out_len, &r.err_len);
+    if (faulted) {
+        r.signo = f->signo, r.code = f->code, r.addr = f->addr;
+        r.exit_status = f->exit_status, r.flags = f->flags;
+    }
+    if (!faulted && r.out_len + r.err_len == 0)
+        return;
+    uint64_t len = OTM_WIRE_EXEC_HEAD + r.out_len + r.err_len;
+    ev->scratch = len <= SIZE_MAX / 2 ? otm_alloc(node, (size_t)len) : NULL;
+    if (ev->scratch && r.out_len + r.err_len &&
+        d->output_take(d->ctx, ev->scratch + OTM_WIRE_EXEC_HEAD, r.out_len, r.err_len))
+        r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
+    if (!ev->scratch && faulted) {
+        r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
+        ev->scratch = otm_alloc(node, len);
+    }
+    if (!ev->scratch)
+        return;
+    otm_wire_put_exec(ev->scratch, &r);
+    ev->value = len;
+}
+
 static otm_status run_kernel(otm_node *node, otm_event *ev)
 {
     uint32_t nargs = (uint32_t)ev->a[1];
     void **args = NULL;
+    otm_region_fault fault = {0};
     if (!node->hooks.device.run_kernel)
         return OTM_ERR_NO_KERNEL;
     if (nargs) {
@@ -222,33 +293,62 @@ static otm_status run_kernel(otm_node *node, otm_event *ev)
         args[i] = (void *)(uintptr_t)(v + o);
     }
     otm_status st = node->hooks.device.run_kernel(
-        node->hooks.device.ctx, ev->a[0], args, nargs, ev->a[2], ev->a[3]);
+        node->hooks.device.ctx, ev->a[0], args, nargs, ev->a[2], ev->a[3], &fault);
     otm_free(node, args);
+    /* A process whose region faulted may hold broken state (a lock taken,
+     * memory overwritten): from now on it serves only the EXIT. */
+    if (st == OTM_ERR_KERNEL_FAULT)
+        node->failed = 1;
+    keep_result(node, ev, &fault, st == OTM_ERR_KERNEL_FAULT);
     return st;
 }
 
-/* Loads an image and keeps its entry list, serialised as the reply's
- * payload, in the event's scratch buffer. */
+/* Loads an image (the bytes received into scratch, or the device's own
+ * copy) and keeps its entry list, serialised as the reply's payload, in
+ * scratch. */
 static otm_status run_load(otm_node *node, otm_event *ev)
 {
+    const otm_device_ops *d = &node->hooks.device;
     const otm_entry *e = NULL;
     uint64_t count = 0;
-    if (!node->hooks.device.load_image)
+    otm_image_ref ref = load_ref(ev);
+    ref.bytes = ref.send ? ev->scratch : NULL;
+    if (!d->load_image)
         return OTM_ERR_NO_KERNEL;
-    otm_status st = node->hooks.device.load_image(node->hooks.device.ctx,
-                                                  ev->a[0], &e, &count);
-    if (st == OTM_OK && count > (UINT32_MAX / 16))
+    if (otm_node_image(node, ref.id))
+        return OTM_ERR_INVALID;     /* the host reused a live load's id */
+    otm_status st = d->load_image(d->ctx, &ref, &e, &count);
+    otm_free(node, ev->scratch);
+    ev->scratch = NULL;
+    if (st)
+        return st;
+    if (count > (UINT32_MAX / 16))
         st = OTM_ERR_BAD_SIZE;
     if (st == OTM_OK)
-        st = otm_node_add_entries(node, e, count);
-    if (st == OTM_OK && count) {
-        ev->scratch = otm_alloc(node, count * 16);
-        if (!ev->scratch)
-            return OTM_ERR_NOMEM;
-        memcpy(ev->scratch, e, count * 16);
+        st = otm_node_add_image(node, ref.id, e, count);
+    if (st == OTM_OK && count && !(ev->scratch = otm_alloc(node, count * 16))) {
+        otm_node_drop_image(node, ref.id);
+        st = OTM_ERR_NOMEM;
     }
+    if (st) {
+        if (d->unload_image)
+            d->unload_image(d->ctx, ref.id);
+        return st;
+    }
+    if (count)
+        memcpy(ev->scratch, e, count * 16);
     ev->value = count;
-    return st;
+    return OTM_OK;
+}
+
+/* Drops the entries of a loaded image, then unloads it. */
+static otm_status run_unload(otm_node *node, otm_event *ev)
+{
+    if (otm_node_drop_image(node, ev->a[0]))
+        return OTM_ERR_NO_IMAGE;
+    if (node->hooks.device.unload_image)
+        node->hooks.device.unload_image(node->hooks.device.ctx, ev->a[0]);
+    return OTM_OK;
 }
 
 static int run_step(otm_node *node, otm_event *ev)
@@ -260,9 +360,14 @@ static int run_step(otm_node *node, otm_event *ev)
 
 /* ---- reply, and data after it ---------------------------------------------- */
 
-/* Bytes that follow the reply (RETRIEVE, LOAD), and where they are. */
+/* Bytes that follow the reply (RETRIEVE, LOAD, EXECUTE), and where they
+ * are. A failed EXECUTE still sends its result: how the region died. */
 static uint64_t data_bytes(const otm_event *ev, const uint8_t **src)
 {
+    if (ev->kind == OTM_KIND_EXECUTE) {
+        *src = ev->scratch;
+        return ev->scratch ? ev->value : 0;
+    }
     if (ev->status != OTM_OK)
         return 0;
     if (ev->kind == OTM_KIND_RETRIEVE) {
@@ -280,7 +385,9 @@ static int post_reply(otm_node *node, otm_event *ev)
 {
     const uint8_t *src = NULL;
     uint64_t bytes = data_bytes(ev, &src);
-    uint32_t inl = bytes && bytes <= ev->a[3] ? (uint32_t)bytes : 0;
+    int exec = ev->kind == OTM_KIND_EXECUTE;
+    uint64_t cap = exec ? OTM_EXEC_INLINE_MAX : ev->a[3];
+    uint32_t inl = bytes && bytes <= cap ? (uint32_t)bytes : 0;
     otm_reply r = {.status = ev->status, .inline_len = inl,
                    .value = ev->kind == OTM_KIND_RETRIEVE ? 0 : ev->value};
     otm_free(node, ev->reply);
@@ -297,7 +404,7 @@ static int post_reply(otm_node *node, otm_event *ev)
     ev->replied = 1;
     otm_set_state(ev, OTM_WAITING);
     if (bytes > inl) {
-        otm_plan_payload(node, ev, bytes, ev->a[2]);
+        otm_plan_payload(node, ev, bytes, exec ? OTM_EXEC_FRAG : ev->a[2]);
         ev->step = OTM_AT_REPLY_DATA;
     }
     return 1;
@@ -325,6 +432,8 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
     int peer = ev->kind == OTM_KIND_EXCHANGE ? ev->peer : ev->rank;
     if (after_reply)
         data_bytes(ev, &src), base = (uint8_t *)(uintptr_t)src;
+    else if (ev->kind == OTM_KIND_LOAD)
+        base = ev->scratch;
     else if (ev->kind == OTM_KIND_EXCHANGE)
         base = (uint8_t *)(uintptr_t)(sending ? ev->a[0] : ev->a[1]);
     else
@@ -334,8 +443,18 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
         return otm_event_fail(node, ev, st);
     if (ev->moved < ev->plan.count)
         return moved;
-    ev->step = OTM_AT_REPLY;        /* after the data: wait for the reply */
+    /* A received image is loaded next; otherwise the reply follows. */
+    int load = !after_reply && ev->kind == OTM_KIND_LOAD && ev->status == OTM_OK;
+    ev->step = load ? OTM_AT_RUN : OTM_AT_REPLY;
     return 1;
+}
+
+/* EXIT waits for every other event of the worker, UNLOAD for its kernels. */
+static int drain_step(otm_node *node, otm_event *ev)
+{
+    if (ev->kind == OTM_KIND_UNLOAD)
+        return otm_node_kernels_idle(node) ? to_reply(ev, run_unload(node, ev)) : 0;
+    return otm_node_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
 }
 
 int otm_dest_step(otm_node *node, otm_event *ev)
@@ -345,8 +464,7 @@ int otm_dest_step(otm_node *node, otm_event *ev)
     case OTM_AT_PREAMBLE: return preamble_step(node, ev);
     case OTM_AT_PAYLOAD: return payload_step(node, ev, 0);
     case OTM_AT_RUN: return run_step(node, ev);
-    case OTM_AT_DRAIN:
-        return otm_node_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
+    case OTM_AT_DRAIN: return drain_step(node, ev);
     case OTM_AT_REPLY: return reply_step(node, ev);
     case OTM_AT_REPLY_DATA: return payload_step(node, ev, 1);
     default: return 0;

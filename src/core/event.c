@@ -283,11 +283,12 @@ void otm_plan_payload(otm_node *node, otm_event *ev, uint64_t total,
 /* ---- entry point ---------------------------------------------------------- */
 
 /* A host EXECUTE waiting for its reply is waiting for the user's kernel,
- * which may rightly run for hours: it has a limit of its own. */
+ * which may rightly run for hours: it has a limit of its own. So has an
+ * UNLOAD, which waits for the worker's kernels to end. */
 static int running_kernel(const otm_event *ev)
 {
-    return ev->kind == OTM_KIND_EXECUTE && ev->side == OTM_ORIGIN &&
-           ev->step == OTM_AT_REPLY;
+    return (ev->kind == OTM_KIND_EXECUTE || ev->kind == OTM_KIND_UNLOAD) &&
+           ev->side == OTM_ORIGIN && ev->step == OTM_AT_REPLY;
 }
 
 static int timed_out(otm_node *node, const otm_event *ev)
@@ -346,7 +347,7 @@ const char *otm_kind_name(int kind)
 {
     static const char *const names[] = {
         "?", "ALLOC", "DELETE", "SUBMIT", "RETRIEVE", "EXCHANGE",
-        "EXECUTE", "SYNC", "EXIT", "LOAD"};
+        "EXECUTE", "SYNC", "EXIT", "LOAD", "UNLOAD"};
     return kind > 0 && kind < OTM_KIND_END ? names[kind] : "?";
 }
 

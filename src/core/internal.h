@@ -12,8 +12,10 @@
 
 /* Largest EXECUTE argument count a worker accepts. */
 #define OTM_MAX_ARGS 4096u
-/* Sink for a payload the worker must receive but not keep. */
+/* Sink for a payload a rank must receive but not keep. */
 #define OTM_SCRATCH_MAX 65536u
+/* Largest device image a worker accepts over the wire. */
+#define OTM_IMAGE_MAX (1ull << 30)
 
 /* Allocates a zeroed event, links it into node->all and gives it an id.
  * Returns NULL when memory is short. */
@@ -44,10 +46,17 @@ static inline void otm_trace_at(otm_node *node, otm_event *ev, otm_trace_point p
 /* Worker: 1 when a live event already talks on (comm, tag, rank). */
 int otm_node_key_live(otm_node *node, int comm, int tag, int rank);
 
-/* Worker: records loaded entries; kernels go to the kernel table. */
-otm_status otm_node_add_entries(otm_node *node, const otm_entry *e,
-                                uint64_t count);
+/* Worker: records the image of load `id` and its entries (kernels go to
+ * the kernel table, globals to the registry); on failure nothing stays. */
+otm_status otm_node_add_image(otm_node *node, uint64_t id, const otm_entry *e,
+                              uint64_t count);
+/* Worker: forgets the image of load `id` and the entries no other loaded
+ * image lists. OTM_ERR_NO_IMAGE when there is no such load. */
+otm_status otm_node_drop_image(otm_node *node, uint64_t id);
+otm_loaded_image *otm_node_image(otm_node *node, uint64_t id);
 int otm_node_has_kernel(const otm_node *node, uint64_t kernel);
+/* Worker: 1 when no kernel event is queued or running. */
+int otm_node_kernels_idle(otm_node *node);
 
 /* Worker: 1 when the EXIT event `ev` is the only thing left to run. */
 int otm_node_drained(otm_node *node, const otm_event *ev);

@@ -253,7 +253,8 @@ otm_status otm_node_init(otm_node *node, const otm_config *cfg,
         st = make_comms(node);
     if (st == OTM_OK && node->rank == 0)
         st = make_tags(node);
-    if (st == OTM_OK && node->rank != 0) {
+    /* The host discards too: the output of a region it has no memory for. */
+    if (st == OTM_OK) {
         node->sink = otm_alloc(node, OTM_SCRATCH_MAX);
         st = node->sink ? OTM_OK : OTM_ERR_NOMEM;
     }
@@ -283,6 +284,9 @@ static void free_worker(otm_node *node)
         if (node->registry.items[i].kind == OTM_REGION_ALLOC)
             otm_free(node, (void *)node->registry.items[i].base);
     otm_registry_fini(&node->registry);
+    for (size_t i = 0; i < node->nimages; i++)
+        otm_free(node, node->images[i].entries);
+    otm_free(node, node->images);
     otm_free(node, node->kernels);
     otm_free(node, node->sink);
     if (request_held(node->gate_req))
@@ -354,9 +358,12 @@ static otm_status check_op(const otm_node *node, const otm_op *op)
         break;
     case OTM_KIND_ALLOC:
     case OTM_KIND_DELETE:
+    case OTM_KIND_UNLOAD:
     case OTM_KIND_EXIT: break;
     default: return OTM_ERR_INVALID;
     }
+    if (op->kind == OTM_KIND_LOAD && op->image.send && (!op->image.bytes || !op->image.size))
+        return OTM_ERR_INVALID;
     return workers_ok ? OTM_OK : OTM_ERR_INVALID;
 }
 
@@ -545,8 +552,19 @@ static otm_status add_kernel(otm_node *node, uint64_t k)
     return OTM_OK;
 }
 
-otm_status otm_node_add_entries(otm_node *node, const otm_entry *e,
-                                uint64_t count)
+static void drop_kernel(otm_node *node, uint64_t k)
+{
+    for (size_t i = 0; i < node->nkernels; i++) {
+        if (node->kernels[i] != k)
+            continue;
+        memmove(&node->kernels[i], &node->kernels[i + 1],
+                (node->nkernels - i - 1) * sizeof *node->kernels);
+        node->nkernels--;
+        return;
+    }
+}
+
+static otm_status add_entries(otm_node *node, const otm_entry *e, uint64_t count)
 {
     for (uint64_t i = 0; i < count; i++) {
         otm_status st = OTM_OK;
@@ -562,6 +580,72 @@ otm_status otm_node_add_entries(otm_node *node, const otm_entry *e,
     return OTM_OK;
 }
 
+otm_loaded_image *otm_node_image(otm_node *node, uint64_t id)
+{
+    for (size_t i = 0; i < node->nimages; i++)
+        if (node->images[i].id == id)
+            return &node->images[i];
+    return NULL;
+}
+
+/* 1 when a loaded image other than `except` lists an entry at addr. */
+static int entry_shared(const otm_node *node, const otm_loaded_image *except,
+                        uint64_t addr)
+{
+    for (size_t i = 0; i < node->nimages; i++) {
+        const otm_loaded_image *im = &node->images[i];
+        for (uint64_t j = 0; im != except && j < im->count; j++)
+            if (im->entries[j].addr == addr)
+                return 1;
+    }
+    return 0;
+}
+
+otm_status otm_node_drop_image(otm_node *node, uint64_t id)
+{
+    otm_loaded_image *im = otm_node_image(node, id);
+    if (!im)
+        return OTM_ERR_NO_IMAGE;
+    for (uint64_t j = 0; j < im->count; j++) {
+        const otm_entry *e = &im->entries[j];
+        if (entry_shared(node, im, e->addr))
+            continue;
+        if (e->size == 0)
+            drop_kernel(node, e->addr);
+        else
+            otm_registry_remove_global(&node->registry, (uintptr_t)e->addr);
+    }
+    otm_free(node, im->entries);
+    *im = node->images[--node->nimages];
+    return OTM_OK;
+}
+
+otm_status otm_node_add_image(otm_node *node, uint64_t id, const otm_entry *e,
+                              uint64_t count)
+{
+    if (node->nimages == node->images_cap) {
+        size_t cap = node->images_cap ? 2 * node->images_cap : 8;
+        otm_loaded_image *p = otm_alloc(node, cap * sizeof *p);
+        if (!p)
+            return OTM_ERR_NOMEM;
+        if (node->nimages)
+            memcpy(p, node->images, node->nimages * sizeof *p);
+        otm_free(node, node->images);
+        node->images = p;
+        node->images_cap = cap;
+    }
+    otm_entry *copy = otm_alloc(node, (count ? count : 1) * sizeof *copy);
+    if (!copy)
+        return OTM_ERR_NOMEM;
+    if (count)
+        memcpy(copy, e, count * sizeof *copy);
+    node->images[node->nimages++] = (otm_loaded_image){id, copy, count};
+    otm_status st = add_entries(node, e, count);
+    if (st)
+        otm_node_drop_image(node, id);
+    return st;
+}
+
 /* ---- worker: gate ----------------------------------------------------------------- */
 
 int otm_node_key_live(otm_node *node, int comm, int tag, int rank)
@@ -573,6 +657,14 @@ int otm_node_key_live(otm_node *node, int comm, int tag, int rank)
                 ev->comm == comm && ev->tag == tag && ev->rank == rank;
     otm_unlock(node);
     return found;
+}
+
+int otm_node_kernels_idle(otm_node *node)
+{
+    otm_lock(node);
+    int idle = node->kern_head == NULL;
+    otm_unlock(node);
+    return idle;
 }
 
 int otm_node_drained(otm_node *node, const otm_event *ev)
@@ -609,11 +701,13 @@ static otm_status judge(otm_node *node, const otm_event *ev, otm_status decoded)
     switch (ev->kind) {
     case OTM_KIND_ALLOC: case OTM_KIND_DELETE: case OTM_KIND_SUBMIT:
     case OTM_KIND_RETRIEVE: case OTM_KIND_EXCHANGE: case OTM_KIND_EXECUTE:
-    case OTM_KIND_EXIT: case OTM_KIND_LOAD: break;
+    case OTM_KIND_EXIT: case OTM_KIND_LOAD: case OTM_KIND_UNLOAD: break;
     default: return OTM_ERR_BAD_KIND;
     }
     if (node->life != OTM_LIFE_RUNNING)
         return OTM_ERR_SHUTDOWN;
+    if (node->failed && ev->kind != OTM_KIND_EXIT)
+        return OTM_ERR_DEVICE_FAILED;
     return ev->kind == OTM_KIND_EXECUTE ? check_execute(node, ev) : OTM_OK;
 }
 

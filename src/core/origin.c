@@ -28,14 +28,29 @@ uint32_t otm_origin_inline_len(const otm_node *node, const otm_op *op)
         return (uint32_t)op->size;
     if (op->kind == OTM_KIND_EXECUTE)
         return op->nargs * 16u;
+    if (op->kind == OTM_KIND_LOAD)
+        return OTM_WIRE_LOAD_DESC_SIZE;
     return 0;
 }
 
-/* Inline payload of SUBMIT (the data) or EXECUTE (values, then offsets). */
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Inline payload of SUBMIT (the data), LOAD (the image descriptor) or
+ * EXECUTE (values, then offsets). */
 static void put_inline(uint8_t *p, const otm_op *op)
 {
     if (op->kind == OTM_KIND_SUBMIT) {
         memcpy(p, op->host, op->size);
+        return;
+    }
+    if (op->kind == OTM_KIND_LOAD) {
+        put64(p, op->image.size);
+        put64(p + 8, op->image.hash);
+        put64(p + 16, op->image.names_hash);
         return;
     }
     for (uint32_t i = 0; i < op->nargs; i++) {
@@ -58,6 +73,11 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     case OTM_KIND_ALLOC: ev->a[0] = op->size; ev->a[1] = op->arg; break;
     case OTM_KIND_DELETE: ev->a[0] = op->addr; break;
     case OTM_KIND_SUBMIT:
+        if (op->size > inl) {
+            ev->payload = op->host;
+            ev->payload_len = op->size;
+        }
+        /* fall through */
     case OTM_KIND_RETRIEVE:
         ev->a[0] = op->addr; ev->a[1] = op->size; ev->a[2] = frag;
         ev->a[3] = inl;
@@ -71,9 +91,15 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
         ev->a[3] = op->threads;
         break;
     case OTM_KIND_LOAD:
-        ev->a[0] = op->arg; ev->a[1] = op->size; ev->a[2] = frag;
+        ev->a[0] = op->image.id; ev->a[1] = op->size; ev->a[2] = frag;
         ev->a[3] = inl;
+        if (op->image.send) {
+            ev->flags = OTM_LOAD_SEND;
+            ev->payload = op->image.bytes;
+            ev->payload_len = op->image.size;
+        }
         break;
+    case OTM_KIND_UNLOAD: ev->a[0] = op->arg; break;
     default: break;
     }
 }
@@ -132,6 +158,7 @@ static uint32_t reply_capacity(const otm_event *ev)
     case OTM_KIND_RETRIEVE:
         return OTM_WIRE_REPLY_SIZE + (uint32_t)(ev->a[1] <= ev->a[3] ? ev->a[1] : 0);
     case OTM_KIND_LOAD: return OTM_WIRE_REPLY_SIZE + (uint32_t)ev->a[3];
+    case OTM_KIND_EXECUTE: return OTM_WIRE_REPLY_SIZE + OTM_EXEC_INLINE_MAX;
     case OTM_KIND_EXCHANGE: return 2 * OTM_WIRE_REPLY_SIZE;
     default: return OTM_WIRE_REPLY_SIZE;
     }
@@ -164,7 +191,7 @@ static otm_status post_start(otm_node *node, otm_event *ev)
             return st;
         put_header(ev, ev->msg, ev->peer, OTM_XCHG_SEND);
     } else {
-        put_header(ev, ev->msg, -1, 0);
+        put_header(ev, ev->msg, -1, ev->flags);
     }
     return otm_post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
                            ev->rank);
@@ -182,10 +209,8 @@ static int start(otm_node *node, otm_event *ev)
     otm_status st = post_start(node, ev);
     if (st)
         return otm_event_fail(node, ev, st);
-    int payload = ev->kind == OTM_KIND_SUBMIT &&
-                  ev->msg_len == OTM_WIRE_NOTIFY_SIZE && ev->a[1] > 0;
-    if (payload) {
-        otm_plan_payload(node, ev, ev->a[1], ev->a[2]);
+    if (ev->payload_len) {
+        otm_plan_payload(node, ev, ev->payload_len, ev->a[2]);
         ev->step = OTM_AT_PAYLOAD;
     } else {
         otm_set_state(ev, OTM_WAITING);
@@ -196,12 +221,61 @@ static int start(otm_node *node, otm_event *ev)
 
 /* ---- replies ------------------------------------------------------------ */
 
-/* Takes what a successful reply carries. Returns the status to record;
- * *more is set when fragments follow the reply. */
-static otm_status take_reply(otm_event *ev, const otm_reply *r, int *more)
+/* Hands an EXECUTE's result (otm/wire.h) to the hooks: first what the
+ * region printed, then how it died. */
+static otm_status deliver_result(otm_node *node, otm_event *ev,
+                                 const uint8_t *buf, uint64_t len)
+{
+    otm_exec_result r;
+    otm_status st = otm_wire_get_exec(buf, (size_t)len, &r);
+    if (st)
+        return st;
+    otm_hooks *h = &node->hooks;
+    if (h->region_output && r.out_len)
+        h->region_output(h->ctx, ev->rank, 1, r.out, (size_t)r.out_len);
+    if (h->region_output && r.err_len)
+        h->region_output(h->ctx, ev->rank, 2, r.err, (size_t)r.err_len);
+    if (h->region_fault && (r.flags & (OTM_EXEC_FAULTED | OTM_EXEC_EXITED))) {
+        otm_region_fault f = {.signo = r.signo, .code = r.code, .addr = r.addr,
+                              .exit_status = r.exit_status, .flags = r.flags};
+        h->region_fault(h->ctx, ev->rank, ev->a[0], &f);
+    }
+    return OTM_OK;
+}
+
+/* EXECUTE: its result is inline, or follows in fragments into scratch (or
+ * into the sink, when memory is short: the output is then lost, said so). */
+static otm_status take_result(otm_node *node, otm_event *ev, const otm_reply *r,
+                              int *more)
+{
+    ev->value = r->value;
+    if (r->value == 0)
+        return r->inline_len ? OTM_ERR_BAD_MESSAGE : OTM_OK;
+    if (r->value <= OTM_EXEC_INLINE_MAX)
+        return r->inline_len != r->value ? OTM_ERR_BAD_MESSAGE
+                                         : deliver_result(node, ev, r->inline_data, r->value);
+    if (r->inline_len)
+        return OTM_ERR_BAD_MESSAGE;
+    ev->scratch = r->value <= SIZE_MAX / 2 ? otm_alloc(node, (size_t)r->value) : NULL;
+    if (!ev->scratch) {
+        otm_log(node, OTM_LOG_WARN, "no memory for the %llu bytes of output of a "
+                "region on rank %d: they are dropped", (unsigned long long)r->value,
+                ev->rank);
+        ev->discard = 1;
+    }
+    *more = 1;
+    return OTM_OK;
+}
+
+/* Takes what a reply carries. Returns the status to record (a malformed
+ * reply); *more is set when fragments follow the reply. */
+static otm_status take_reply(otm_node *node, otm_event *ev, const otm_reply *r,
+                             int *more)
 {
     uint64_t bytes = ev->kind == OTM_KIND_LOAD ? r->value * 16 : ev->a[1];
     *more = 0;
+    if (ev->kind == OTM_KIND_EXECUTE)
+        return take_result(node, ev, r, more);
     if (ev->kind == OTM_KIND_ALLOC && ev->result)
         *ev->result = r->value;
     if (ev->kind != OTM_KIND_RETRIEVE && ev->kind != OTM_KIND_LOAD)
@@ -224,8 +298,9 @@ static otm_status take_reply(otm_event *ev, const otm_reply *r, int *more)
     return OTM_OK;
 }
 
-/* Decodes the reply in slot s. Returns 1 if fragments follow. */
-static int on_reply(otm_event *ev, int s, int count)
+/* Decodes the reply in slot s. Returns 1 if fragments follow. A failed
+ * EXECUTE still carries its result: how the region died. */
+static int on_reply(otm_node *node, otm_event *ev, int s, int count)
 {
     const uint8_t *buf = ev->reply + (s == OTM_SLOT_REPLY2 ? OTM_WIRE_REPLY_SIZE : 0);
     otm_reply r;
@@ -233,16 +308,17 @@ static int on_reply(otm_event *ev, int s, int count)
     otm_status st = otm_wire_get_reply(buf, (size_t)count, &r);
     if (st) {
         ev->unclean = 1;            /* cannot tell what else the peer sent */
-    } else if (r.status) {
-        st = r.status;
     } else {
-        st = take_reply(ev, &r, &more);
+        if (r.status == OTM_OK || ev->kind == OTM_KIND_EXECUTE)
+            st = take_reply(node, ev, &r, &more);
         if (st)
-            ev->unclean = 1;        /* the peer may send fragments on */
+            ev->unclean = 1, more = 0;  /* the peer may send fragments on */
+        else
+            st = (otm_status)r.status;
     }
     if (ev->status == OTM_OK)
         ev->status = st;
-    return more && st == OTM_OK;
+    return more;
 }
 
 static int await_replies(otm_node *node, otm_event *ev, int *more)
@@ -257,7 +333,7 @@ static int await_replies(otm_node *node, otm_event *ev, int *more)
         if (r == 0)
             pending = 1;
         else
-            *more |= on_reply(ev, s, count);
+            *more |= on_reply(node, ev, s, count);
     }
     return pending;
 }
@@ -272,7 +348,8 @@ static int reply_step(otm_node *node, otm_event *ev)
     if (pending < 0)
         return 1;
     if (more) {
-        otm_plan_payload(node, ev, ev->value, ev->a[2]);
+        uint64_t frag = ev->kind == OTM_KIND_EXECUTE ? OTM_EXEC_FRAG : ev->a[2];
+        otm_plan_payload(node, ev, ev->value, frag);
         ev->step = OTM_AT_REPLY_DATA;
         return 1;
     }
@@ -283,10 +360,19 @@ static int reply_step(otm_node *node, otm_event *ev)
 
 /* ---- payload ----------------------------------------------------------- */
 
+/* Where fragments go: from the payload, or into the caller's buffer (an
+ * EXECUTE's result into scratch). */
+static uint8_t *payload_base(otm_event *ev, int sending)
+{
+    if (sending)
+        return (uint8_t *)(uintptr_t)ev->payload;
+    return ev->kind == OTM_KIND_EXECUTE ? ev->scratch : ev->host;
+}
+
 static int payload_step(otm_node *node, otm_event *ev, int sending)
 {
     otm_status st = OTM_OK;
-    int moved = otm_pump(node, ev, sending, ev->host, ev->rank, &st);
+    int moved = otm_pump(node, ev, sending, payload_base(ev, sending), ev->rank, &st);
     if (st)
         return otm_event_fail(node, ev, st);
     if (ev->moved < ev->plan.count)
@@ -295,6 +381,11 @@ static int payload_step(otm_node *node, otm_event *ev, int sending)
         otm_set_state(ev, OTM_WAITING);
         ev->step = OTM_AT_REPLY;
         return 1;
+    }
+    if (ev->kind == OTM_KIND_EXECUTE && ev->scratch) {
+        st = deliver_result(node, ev, ev->scratch, ev->value);
+        if (st && ev->status == OTM_OK)
+            ev->status = st;
     }
     return otm_finish(node, ev, (otm_status)ev->status, 1);
 }

@@ -132,12 +132,13 @@ otm_status otm_registry_add(otm_registry *r, uintptr_t base, uint64_t size,
     return OTM_OK;
 }
 
-otm_status otm_registry_remove(otm_registry *r, uintptr_t base, uint64_t *size)
+static otm_status remove_kind(otm_registry *r, uintptr_t base, uint64_t *size,
+                              otm_region_kind kind)
 {
     size_t pos = lower_bound(r, base);
 
     if (pos == r->count || r->items[pos].base != base ||
-        r->items[pos].kind != OTM_REGION_ALLOC)
+        r->items[pos].kind != kind)
         return OTM_ERR_BAD_POINTER;
     if (size)
         *size = r->items[pos].size;
@@ -145,6 +146,16 @@ otm_status otm_registry_remove(otm_registry *r, uintptr_t base, uint64_t *size)
             (r->count - pos - 1) * sizeof *r->items);
     r->count--;
     return OTM_OK;
+}
+
+otm_status otm_registry_remove(otm_registry *r, uintptr_t base, uint64_t *size)
+{
+    return remove_kind(r, base, size, OTM_REGION_ALLOC);
+}
+
+otm_status otm_registry_remove_global(otm_registry *r, uintptr_t base)
+{
+    return remove_kind(r, base, NULL, OTM_REGION_GLOBAL);
 }
 
 /* The last region starting at or below `addr`, or NULL. */

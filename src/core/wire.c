@@ -100,3 +100,45 @@ otm_status otm_wire_get_reply(const uint8_t *buf, size_t len, otm_reply *r)
     r->inline_data = buf + OTM_WIRE_REPLY_SIZE;
     return OTM_OK;
 }
+
+void otm_wire_put_exec(uint8_t *buf, const otm_exec_result *r)
+{
+    put64(buf, r->out_len);
+    put64(buf + 8, r->err_len);
+    put32(buf + 16, (uint32_t)r->signo);
+    put32(buf + 20, (uint32_t)r->code);
+    put64(buf + 24, r->addr);
+    put32(buf + 32, (uint32_t)r->exit_status);
+    put32(buf + 36, r->flags);
+}
+
+otm_status otm_wire_get_exec(const uint8_t *buf, size_t len, otm_exec_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (len < OTM_WIRE_EXEC_HEAD)
+        return OTM_ERR_BAD_MESSAGE;
+    r->out_len = get64(buf);
+    r->err_len = get64(buf + 8);
+    r->signo = (int32_t)get32(buf + 16);
+    r->code = (int32_t)get32(buf + 20);
+    r->addr = get64(buf + 24);
+    r->exit_status = (int32_t)get32(buf + 32);
+    r->flags = get32(buf + 36);
+    uint64_t rest = len - OTM_WIRE_EXEC_HEAD;
+    if (r->out_len > rest || r->err_len != rest - r->out_len)
+        return OTM_ERR_BAD_MESSAGE;
+    r->out = buf + OTM_WIRE_EXEC_HEAD;
+    r->err = r->out + r->out_len;
+    return OTM_OK;
+}
+
+uint64_t otm_wire_hash(const void *buf, size_t len, uint64_t seed)
+{
+    const uint8_t *p = buf;
+    uint64_t h = seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
