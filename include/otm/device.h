@@ -47,7 +47,9 @@ otm_status otm_image_check(const void *start, size_t size, char *err,
 otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
                             size_t *image_size, char *err, size_t errlen);
 
-/* Checks, then loads the image privately (RTLD_NOW | RTLD_LOCAL). On success
+/* Checks, then loads the image privately (RTLD_NOW | RTLD_LOCAL). Its table
+ * of entries, when it has one, must lie in its loaded memory
+ * (OTM_ERR_INVALID otherwise). On success
  * *out owns the handle and the memfd; every load is an independent copy with
  * its own globals, also of the same bytes. OTM_ERR_INVALID for a bad image or
  * a NULL out, OTM_ERR_NOMEM (also when the memfd cannot hold the image), or
@@ -60,6 +62,29 @@ otm_status otm_image_load(const void *start, size_t size, otm_image **out,
  * that only the libraries the image links define (libomp, libc) is NULL: it
  * is not one of the image's kernels or globals. */
 void *otm_image_symbol(otm_image *img, const char *name);
+
+/* One entry of an image's own table of offload entries (the section
+ * omp_offloading_entries, laid out as libomptarget's __tgt_offload_entry):
+ * a kernel (size 0) or a global, with local symbols, and the global
+ * constructors and destructors of C++ declare-target code (flags 2, 4),
+ * which no symbol lookup finds. */
+typedef struct otm_image_entry {
+    void *addr;
+    const char *name;
+    uint64_t size;
+    int32_t flags;
+    int32_t reserved;
+} otm_image_entry;
+
+/* The loaded image's own entry table, in the image's order (which is the
+ * order of the host's table for the same code), with the addresses and
+ * name pointers the loader relocated. *table is NULL with *count 0 for an
+ * image without a table. OTM_ERR_INVALID for NULL arguments. */
+otm_status otm_image_entries(otm_image *img, const otm_image_entry **table,
+                             uint64_t *count);
+
+/* The loaded image's dlopen handle (for otm_fault_hook_exit), or NULL. */
+void *otm_image_handle(otm_image *img);
 
 /* Unloads the image and closes its memfd. NULL is a no-op. When the loader
  * keeps the library mapped (an image marked NODELETE), the memfd stays open

@@ -31,7 +31,12 @@ struct otm_image {
     void *handle; /* from dlopen */
     int fd;       /* the memfd holding the bytes, open while handle is */
     char name[32]; /* "/proc/self/fd/N": the name the loader knows it by */
+    uint64_t entries_vaddr; /* the offload entries table, as linked */
+    uint64_t nentries;
 };
+
+#define ENTRIES_SECTION "omp_offloading_entries"
+_Static_assert(sizeof(otm_image_entry) == 32, "libomptarget's __tgt_offload_entry");
 
 /* Formats the reason into err (when there is room) and returns st, so that
  * every failure is one `return fail(...)`. */
@@ -283,6 +288,94 @@ otm_status otm_image_check(const void *start, size_t size, char *err,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The image's own table of offload entries                                   */
+
+/* True when [vaddr, vaddr + size) lies in one PT_LOAD segment's memory. */
+static int mapped(Elf *elf, uint64_t vaddr, uint64_t size)
+{
+    size_t n = 0;
+    GElf_Phdr ph;
+
+    if (elf_getphdrnum(elf, &n) != 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
+            continue;
+        if (vaddr >= ph.p_vaddr && size <= ph.p_memsz &&
+            vaddr - ph.p_vaddr <= ph.p_memsz - size)
+            return 1;
+    }
+    return 0;
+}
+
+/* Finds the section ENTRIES_SECTION: where the table will lie once loaded
+ * and how many entries it holds. No such section: no entries. */
+static otm_status find_entries(Elf *elf, otm_image *img, char *err, size_t errlen)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return OTM_OK;      /* no section names, so no table */
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        const char *name;
+
+        if (gelf_getshdr(scn, &sh) == NULL)
+            continue;
+        name = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (name == NULL || strcmp(name, ENTRIES_SECTION) != 0)
+            continue;
+        if (sh.sh_size % sizeof(otm_image_entry) != 0 ||
+            !mapped(elf, sh.sh_addr, sh.sh_size))
+            return fail(OTM_ERR_INVALID, err, errlen,
+                        "device image's %s section (%llu bytes at %#llx) is "
+                        "not a table of entries in its loaded memory",
+                        ENTRIES_SECTION, (unsigned long long)sh.sh_size,
+                        (unsigned long long)sh.sh_addr);
+        img->entries_vaddr = sh.sh_addr;
+        img->nentries = sh.sh_size / sizeof(otm_image_entry);
+        return OTM_OK;
+    }
+    return OTM_OK;
+}
+
+static otm_status locate_entries(const void *start, size_t size, otm_image *img,
+                                 char *err, size_t errlen)
+{
+    Elf *elf;
+    otm_status st;
+
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return fail(OTM_ERR_INVALID, err, errlen, "libelf is unusable");
+    elf = elf_memory((char *)start, size);
+    if (elf == NULL)
+        return fail(OTM_ERR_INVALID, err, errlen,
+                    "libelf rejects the device image: %s", elf_errmsg(-1));
+    st = find_entries(elf, img, err, errlen);
+    elf_end(elf);
+    return st;
+}
+
+otm_status otm_image_entries(otm_image *img, const otm_image_entry **table,
+                             uint64_t *count)
+{
+    struct link_map *lm = NULL;
+
+    if (img == NULL || table == NULL || count == NULL)
+        return OTM_ERR_INVALID;
+    *table = NULL;
+    *count = img->nentries;
+    if (img->nentries == 0)
+        return OTM_OK;
+    if (dlinfo(img->handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
+        return OTM_ERR_NO_KERNEL;
+    /* The loader relocated the table's addresses and name pointers. */
+    *table = (const otm_image_entry *)(uintptr_t)(lm->l_addr + img->entries_vaddr);
+    return OTM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The offload-binary wrapper of clang 16                                    */
 
 #define OB_HEADER_SIZE 32   /* magic, version, size, entry offset, entry size */
@@ -425,10 +518,14 @@ otm_status otm_image_load(const void *start, size_t size, otm_image **out,
     if (img == NULL)
         return fail(OTM_ERR_NOMEM, err, errlen,
                     "out of memory for the device image's record");
-    st = fill_memfd(img, start, size, err, errlen);
+    st = locate_entries(start, size, img, err, errlen);
+    if (st == OTM_OK)
+        st = fill_memfd(img, start, size, err, errlen);
     if (st == OTM_OK)
         st = open_image(img, err, errlen);
     if (st) {
+        if (img->handle != NULL)
+            dlclose(img->handle);
         if (img->fd >= 0)
             close(img->fd);
         free(img);
@@ -464,6 +561,11 @@ void *otm_image_symbol(otm_image *img, const char *name)
     if (addr == NULL || !defined_here(img, addr))
         return NULL;
     return addr;
+}
+
+void *otm_image_handle(otm_image *img)
+{
+    return img != NULL ? img->handle : NULL;
 }
 
 void otm_image_unload(otm_image *img)
