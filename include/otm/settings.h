@@ -35,6 +35,7 @@ typedef struct otm_settings {
     int log_level;          /* otm_log_level: 0 error .. 3 debug */
     int pool;               /* reuse device allocations (0/1) */
     uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
+    int forward_output;     /* regions' stdout/stderr go to the host (0/1) */
     int info;               /* print the device map at start and the
                              * per-device counters at exit (0/1) */
     size_t trace_len;       /* length of `trace`; 0: no trace */

@@ -17,6 +17,9 @@
 static otm_plugin *instance;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int log_level = OTM_LOG_WARN;
+/* Where the plugin's own lines go: stderr, or on a worker that captures
+ * its regions' output, the descriptor stderr was before. */
+static int log_fd = 2;
 
 /* One write per line, so that lines of different ranks sharing a terminal
  * under mpiexec do not interleave. */
@@ -24,8 +27,21 @@ static void put_line(const char *line)
 {
     char buf[512];
     int n = snprintf(buf, sizeof buf, "%s\n", line);
-    if (n > 0)
-        fwrite(buf, 1, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1, stderr);
+    if (n <= 0)
+        return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    if (log_fd == 2) {
+        fflush(stderr);     /* after what the program wrote there */
+        if (write(2, buf, len) < 0)
+            return;
+    } else if (write(log_fd, buf, len) < 0) {
+        return;
+    }
+}
+
+void otm_plugin_log_to(int fd)
+{
+    log_fd = fd;
 }
 
 void otm_plugin_log(int level, const char *fmt, ...)
@@ -216,6 +232,7 @@ static otm_plugin *start(void)
         return NULL;
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
+    pthread_mutex_init(&p->images_lock, NULL);
     if (otm_settings_load(&p->settings, env_get, NULL, err, sizeof err)) {
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
         return free(p), NULL;
@@ -233,6 +250,8 @@ static otm_plugin *start(void)
         return free(p), NULL;
     }
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
+    if (p->role == OTM_ROLE_HOST)
+        otm_host_region_hooks(&p->node.hooks);
     device_map(p);
     start_trace(p);
     if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {

@@ -6,8 +6,13 @@
  * while it is progressed; the node's shared state has the node lock; MPI is
  * initialised with MPI_THREAD_MULTIPLE.
  */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "otm/fault.h"
+#include "otm/wire.h"
 
 #include "../shell/idle.h"
 #include "plugin.h"
@@ -30,7 +35,96 @@ otm_device *otm_host_device(int32_t id)
         otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
         return NULL;
     }
-    return &p->devices[id];
+    otm_device *d = &p->devices[id];
+    if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
+        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
+                       d->rank, d->failure);
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- what regions print, and how they die ---- */
+
+/* Into the host's own stdio streams, so that the output takes its place
+ * among what the host program printed before and after the region. */
+static void region_output(void *ctx, int rank, int stream, const uint8_t *buf, size_t len)
+{
+    (void)ctx, (void)rank;
+    fwrite(buf, 1, len, stream == 2 ? stderr : stdout);
+}
+
+/* The name of the entry at device address `addr` on device d, or NULL. */
+static const char *entry_name(otm_device *d, uint64_t addr)
+{
+    for (size_t i = 0; i < d->nloaded; i++) {
+        const __tgt_target_table *t = &d->loaded[i]->table;
+        for (const __tgt_offload_entry *e = t->EntriesBegin; e && e < t->EntriesEnd; e++)
+            if ((uint64_t)(uintptr_t)e->addr == addr)
+                return e->name;
+    }
+    return NULL;
+}
+
+/* What the faulting address is to the host: a NULL pointer, or memory of
+ * the host's own (its stack, its heap, a mapping), which the region can
+ * only have got from a host pointer that was never mapped. */
+static void address_hint(uint64_t addr, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (addr < 4096) {
+        snprintf(buf, len, " (a NULL pointer)");
+        return;
+    }
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long long lo, hi;
+        char path[256] = "";
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %255[^\n]", &lo, &hi, path) < 2 ||
+            addr < lo || addr >= hi)
+            continue;
+        const char *what = strstr(path, "[stack") ? "the host's stack"
+                           : strstr(path, "[heap]") ? "the host's heap"
+                                                    : "the host's memory";
+        snprintf(buf, len, "; the address lies in %s: the region uses host memory "
+                 "that was not mapped to the device", what);
+        break;
+    }
+    if (maps)
+        fclose(maps);
+}
+
+/* Called on the thread that ends the faulted EXECUTE: reports it and marks
+ * the device failed, so that every later call on it fails at once. */
+static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
+{
+    otm_plugin *p = ctx;
+    otm_device *d = &p->devices[rank - 1];
+    char what[160], hint[200];
+    otm_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
+                    .exit_status = f->exit_status,
+                    .foreign = (f->flags & OTM_EXEC_FOREIGN) != 0};
+    if (f->flags & OTM_EXEC_EXITED)
+        ff.signo = 0;
+    otm_fault_describe(&ff, what, sizeof what);
+    hint[0] = '\0';
+    /* Only a memory fault's address says where the region reached. */
+    if ((f->flags & OTM_EXEC_FAULTED) && (f->signo == SIGSEGV || f->signo == SIGBUS) &&
+        f->code > 0)
+        address_hint(f->addr, hint, sizeof hint);
+    const char *name = entry_name(d, kernel);
+    snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",
+             name ? name : "(unknown)", f->flags & OTM_EXEC_EXITED ? "called " : "died of ",
+             what, hint);
+    otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank, d->failure);
+    __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+}
+
+void otm_host_region_hooks(otm_hooks *h)
+{
+    h->region_output = region_output;
+    h->region_fault = region_fault;
 }
 
 otm_pqueue *otm_pqueue_new(otm_plugin *p)
@@ -178,43 +272,83 @@ int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
     return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
 }
 
-int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
-                           __tgt_async_info *ai, const char *what)
+/* Enqueues op on q and starts it; *ev (when not NULL) gets a reference. */
+static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_event **ev)
 {
-    otm_pqueue *q = ai ? otm_async_queue(p, ai) : otm_pqueue_new(p);
-    if (!q) {
-        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
-        return OFFLOAD_FAIL;
-    }
     pthread_mutex_lock(&q->lock);
-    otm_status st = otm_host_enqueue(&p->node, &q->q, op, NULL);
+    otm_status st = otm_host_enqueue(&p->node, &q->q, op, ev);
     /* Start it now: the notification travels while libomptarget goes on
      * with its own work, instead of when the queue is next waited on. */
     if (st == OTM_OK)
         otm_queue_progress(&p->node, &q->q);
     pthread_mutex_unlock(&q->lock);
-    if (!ai && st == OTM_OK)
+    return st;
+}
+
+static int32_t report(const otm_op *op, const char *what, otm_status st)
+{
+    if (st == OTM_OK)
+        return OFFLOAD_SUCCESS;
+    otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
+                   otm_status_text(st));
+    return OFFLOAD_FAIL;
+}
+
+otm_status otm_host_run_op(otm_plugin *p, const otm_op *op)
+{
+    otm_pqueue *q = otm_pqueue_new(p);
+    if (!q)
+        return OTM_ERR_NOMEM;
+    otm_status st = enqueue(p, q, op, NULL);
+    if (st == OTM_OK)
         st = otm_pqueue_wait(p, q);
+    otm_pqueue_unref(p, q);
+    return st;
+}
+
+int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
+                           __tgt_async_info *ai, const char *what)
+{
     if (!ai)
-        otm_pqueue_unref(p, q);
-    if (st) {
-        otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what,
-                       op->rank - 1, otm_status_text(st));
+        return report(op, what, otm_host_run_op(p, op));
+    otm_pqueue *q = otm_async_queue(p, ai);
+    if (!q) {
+        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
         return OFFLOAD_FAIL;
     }
-    return OFFLOAD_SUCCESS;
+    return report(op, what, enqueue(p, q, op, NULL));
+}
+
+int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
+                                 __tgt_async_info *ai, const char *what)
+{
+    if (!ai)
+        return otm_host_submit_op(p, op, NULL, what);
+    otm_pqueue *q = otm_async_queue(p, ai);
+    otm_event *ev = NULL;
+    if (!q) {
+        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
+        return OFFLOAD_FAIL;
+    }
+    otm_status st = enqueue(p, q, op, &ev);
+    if (st == OTM_OK) {
+        st = (otm_status)otm_event_wait(p, q, ev);
+        otm_event_unref(&p->node, ev);
+    }
+    return report(op, what, st);
 }
 
 /* ---- exit ---- */
 
 static void free_tables(otm_plugin *p)
 {
-    int images = p->desc ? p->desc->NumDeviceImages : 0;
     for (int d = 0; d < p->ndevices; d++) {
         otm_device *dev = &p->devices[d];
-        for (int i = 0; dev->tables && i < images; i++)
-            free(dev->tables[i].EntriesBegin);
-        free(dev->tables);
+        for (size_t i = 0; i < dev->nloaded; i++) {
+            free(dev->loaded[i]->table.EntriesBegin);
+            free(dev->loaded[i]);
+        }
+        free(dev->loaded);
         while (dev->pool) {
             otm_pool_entry *e = dev->pool;
             dev->pool = e->next;

@@ -54,16 +54,28 @@ typedef struct otm_live {
     uint64_t addr, size;
 } otm_live;
 
+/* An image loaded on a device, as the host knows it. */
+typedef struct otm_hosted {
+    __tgt_bin_desc *desc;           /* the descriptor that holds it */
+    uint64_t id;                    /* the LOAD's id */
+    __tgt_target_table table;       /* what libomptarget uses */
+} otm_hosted;
+
 typedef struct otm_device {
     int rank;
     int initialized;
-    __tgt_target_table *tables;     /* one per image of the program */
+    otm_hosted **loaded;            /* images loaded on it */
+    size_t nloaded, loaded_cap;
     otm_pool_entry *pool;           /* freed allocations kept for reuse */
     otm_live *live;                 /* allocations handed out (pool on) */
     size_t nlive, live_cap;
+    int failed;                     /* a region faulted: every call fails */
+    char failure[320];              /* why, for those calls */
 } otm_device;
 
+/* An image loaded on a worker. */
 typedef struct otm_loaded {
+    uint64_t id;
     otm_image *image;
     otm_entry *entries;
     uint64_t count;
@@ -76,16 +88,23 @@ typedef struct otm_plugin {
     struct otm_trace *trace;        /* spans and counters, or NULL (trace.h) */
     pthread_mutex_t lock;           /* the node's lock hook */
     int mpi_owned;                  /* we initialised MPI, we finalise it */
-    __tgt_bin_desc *desc;
     int usm_requested;
+    /* the program's registered descriptors (images.c) */
+    pthread_mutex_t images_lock;
+    __tgt_bin_desc **descs;
+    size_t ndescs, descs_cap;
     /* host */
     otm_device *devices;
     int ndevices;
     pthread_mutex_t pool_lock;
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
+    uint64_t next_load;             /* id of the next LOAD (images_lock) */
     /* worker */
-    otm_loaded *loaded;             /* per image of desc */
+    otm_loaded *loaded;             /* images loaded (images_lock) */
+    size_t nloaded, loaded_cap;
+    int expected_registrations;     /* start-up descriptors to wait for */
+    struct otm_output *output;      /* the regions' captured output */
 } otm_plugin;
 
 /* The instance, started on first use (MPI initialised, settings read, the
@@ -97,9 +116,32 @@ otm_plugin *otm_plugin_host(void);
 
 void otm_plugin_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Sends the plugin's lines to descriptor fd from now on (2 by default). */
+void otm_plugin_log_to(int fd);
 /* Once no thread records any more: writes this rank's trace file, prints
  * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
 void otm_plugin_trace_end(otm_plugin *p);
+
+/* ---- the program's images (images.c) ---- */
+/* Registers a descriptor (once); returns how many are registered, or -1
+ * when memory is short. */
+int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc);
+/* Forgets a descriptor; returns how many are left, or -1 if it was not
+ * registered. */
+int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc);
+/* The registered descriptor that holds `image`, or NULL. */
+__tgt_bin_desc *otm_desc_of(otm_plugin *p, const __tgt_device_image *image);
+/* The ELF bytes of an image record (unwrapped from clang 16's offload
+ * binary). */
+otm_status otm_image_elf(const __tgt_device_image *image, const void **elf,
+                         size_t *size, char *err, size_t errlen);
+/* otm_wire_hash over the entries' names, each with its NUL, in order. */
+uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end);
+/* Worker: the ELF bytes of a registered image of this size and hash. */
+const void *otm_image_own(otm_plugin *p, uint64_t size, uint64_t hash);
+/* How many loaded objects call __tgt_register_lib: the registrations the
+ * start-up of the program makes (0 if none could be told). */
+int otm_startup_registrations(void);
 
 /* ---- worker (worker.c) ---- */
 otm_device_ops otm_worker_device_ops(otm_plugin *p);
@@ -109,7 +151,12 @@ void otm_worker_main(otm_plugin *p) __attribute__((noreturn));
 /* ---- host (host.c) ---- */
 int otm_host_start(otm_plugin *p);
 void otm_host_stop(otm_plugin *p);
+/* The device, or NULL (logged) for a bad id, a process without devices or
+ * a device that failed. */
 otm_device *otm_host_device(int32_t id);
+/* The node's hooks of the host: the regions' output to stdout/stderr, and
+ * their faults reported and their device marked failed. */
+void otm_host_region_hooks(otm_hooks *h);
 otm_pqueue *otm_pqueue_new(otm_plugin *p);
 void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
@@ -129,5 +176,11 @@ int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev);
  * is NULL. Returns OFFLOAD_SUCCESS / OFFLOAD_FAIL with the reason logged. */
 int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
                            __tgt_async_info *ai, const char *what);
+/* Runs op synchronously on a queue of its own; returns its status. */
+otm_status otm_host_run_op(otm_plugin *p, const otm_op *op);
+/* As otm_host_submit_op, but returns only once the operation itself ended
+ * (the queue's later events stay queued): the retrieve rule of rtl.c. */
+int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
+                                 __tgt_async_info *ai, const char *what);
 
 #endif

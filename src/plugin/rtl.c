@@ -10,9 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "otm/wire.h"
 #include "plugin.h"
 
 #define POOL_ENTRIES_MAX 256
+
+static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
 
 static int32_t fail(const char *fmt, const char *what, int32_t id)
 {
@@ -29,13 +32,10 @@ static otm_device *device(int32_t id)
 int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
 {
     char err[160];
-    if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart)
-        return 0;
-    size_t size = (size_t)((char *)image->ImageEnd - (char *)image->ImageStart), elf_size;
     const void *elf;
-    return otm_image_unwrap(image->ImageStart, size, &elf, &elf_size, err, sizeof err) ==
-               OTM_OK &&
-           otm_image_check(elf, elf_size, err, sizeof err) == OTM_OK;
+    size_t size;
+    return image && otm_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
+           otm_image_check(elf, size, err, sizeof err) == OTM_OK;
 }
 
 int32_t __tgt_rtl_number_of_devices(void)
@@ -48,20 +48,32 @@ int32_t __tgt_rtl_number_of_devices(void)
     return p->role == OTM_ROLE_HOST ? p->ndevices : 1;
 }
 
+/* A worker serves once the program's start-up registered every descriptor
+ * it has (the executable's comes last: its constructors run after those of
+ * the libraries), from inside that constructor, so the program's main
+ * never runs on a worker. A library the program dlopens later is not
+ * registered there; the host sends its images' bytes. */
 int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
 {
     otm_plugin *p = otm_plugin_get();
-    if (!p)
+    if (!p || !desc)
         return OFFLOAD_SUCCESS;
-    p->desc = desc;
-    if (p->role == OTM_ROLE_WORKER)
+    int n = otm_desc_add(p, desc);
+    otm_plugin_log(OTM_LOG_DEBUG, "register_lib %p: %d registered", (void *)desc, n);
+    if (n < 0)
+        otm_plugin_log(OTM_LOG_ERROR, "register_lib: out of memory");
+    if (p->role != OTM_ROLE_WORKER)
+        return OFFLOAD_SUCCESS;
+    if (p->expected_registrations == 0)
+        p->expected_registrations = otm_startup_registrations();
+    if (n < 0 || n >= p->expected_registrations)
         otm_worker_main(p);
     return OFFLOAD_SUCCESS;
 }
 
 /* The host's end of the job: EXIT to every worker, then MPI_Finalize.
- * libomptarget 14 ends with unregister_lib; 16 calls deinit_plugin first,
- * then unregister_lib, so whichever comes first does it, once. */
+ * It comes with the last unregister_lib (libomptarget 14 and 16), or with
+ * deinit_plugin when nothing was registered; once. */
 static int32_t stop_host(void)
 {
     otm_plugin *p = otm_plugin_host();
@@ -79,10 +91,19 @@ static int32_t stop_host(void)
     return OFFLOAD_SUCCESS;
 }
 
+/* Releases the images of `desc` on every device (a library dlclosed), and
+ * ends the job when no descriptor is left: the program is ending. */
 int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
 {
-    (void)desc;
-    return stop_host();
+    otm_plugin *p = otm_plugin_host();
+    if (!p)
+        return OFFLOAD_SUCCESS;
+    int left = otm_desc_remove(p, desc);
+    otm_plugin_log(OTM_LOG_DEBUG, "unregister_lib %p: %d left", (void *)desc, left);
+    if (p->node.life != OTM_LIFE_DONE)
+        for (int i = 0; i < p->ndevices; i++)
+            unload_images(p, &p->devices[i], desc);
+    return left == 0 ? stop_host() : OFFLOAD_SUCCESS;
 }
 
 /* LLVM 16: the first call after dlopen. It starts the instance (MPI, the
@@ -95,10 +116,18 @@ int32_t __tgt_rtl_init_plugin(void)
     return OFFLOAD_SUCCESS;
 }
 
-/* LLVM 16: called at exit, before unregister_lib. */
+/* LLVM 16: called at the end of every unregistration (a dlclose too),
+ * just before unregister_lib, which ends the job with the last one. Only
+ * a program that registered nothing ends here. */
 int32_t __tgt_rtl_deinit_plugin(void)
 {
-    return stop_host();
+    otm_plugin *p = otm_plugin_host();
+    if (!p)
+        return OFFLOAD_SUCCESS;
+    pthread_mutex_lock(&p->images_lock);
+    size_t registered = p->ndescs;
+    pthread_mutex_unlock(&p->images_lock);
+    return registered ? OFFLOAD_SUCCESS : stop_host();
 }
 
 /* LLVM 16: the device is no longer used. Its memory lives until the job
@@ -129,6 +158,15 @@ int64_t __tgt_rtl_init_requires(int64_t flags)
 
 int32_t __tgt_rtl_init_device(int32_t id)
 {
+    otm_plugin *p = otm_plugin_get();
+    /* The program's main runs on a worker only when a registration the
+     * worker waited for never came: serve from here rather than run it. */
+    if (p && p->role == OTM_ROLE_WORKER) {
+        otm_plugin_log(OTM_LOG_WARN, "rank %d: the program reached a target "
+                       "construct on a device rank; it serves from here",
+                       p->node.rank);
+        otm_worker_main(p);
+    }
     otm_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
@@ -145,32 +183,30 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 /* ---- images ---- */
 
-/* The index in the program's descriptor of the image libomptarget loads:
- * libomptarget 14 passes the descriptor's own entry; 16 passes a copy whose
- * bytes are the ELF inside the descriptor's offload binary, so an image is
- * known by where its bytes lie. The worker finds the same index's image. */
-static int image_index(const otm_plugin *p, const __tgt_device_image *image)
+static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, uint64_t id)
 {
-    for (int i = 0; p->desc && image && i < p->desc->NumDeviceImages; i++) {
-        const __tgt_device_image *own = &p->desc->DeviceImages[i];
-        if (own == image)
-            return i;
-        const char *begin = own->ImageStart, *end = own->ImageEnd;
-        const char *at = image->ImageStart, *last = image->ImageEnd;
-        if (at >= begin && last <= end && at < last)
-            return i;
+    if (d->nloaded == d->loaded_cap) {
+        size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
+        otm_hosted **grown = realloc(d->loaded, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        d->loaded = grown;
+        d->loaded_cap = cap;
     }
-    return -1;
+    otm_hosted *h = calloc(1, sizeof *h);
+    if (h) {
+        *h = (otm_hosted){.desc = desc, .id = id};
+        d->loaded[d->nloaded++] = h;
+    }
+    return h;
 }
 
-/* The table libomptarget uses: the image's entries with the worker's
+/* The table libomptarget uses: the host's entries with the worker's
  * addresses (kernels are called by these, globals read and written). */
-static __tgt_target_table *make_table(otm_device *d, int index,
-                                      const __tgt_device_image *image,
+static __tgt_target_table *make_table(otm_hosted *h, const __tgt_device_image *image,
                                       const otm_entry *got, uint64_t n)
 {
-    __tgt_target_table *t = &d->tables[index];
-    free(t->EntriesBegin);
+    __tgt_target_table *t = &h->table;
     t->EntriesBegin = calloc(n ? n : 1, sizeof *t->EntriesBegin);
     if (!t->EntriesBegin)
         return NULL;
@@ -182,28 +218,73 @@ static __tgt_target_table *make_table(otm_device *d, int index,
     return t;
 }
 
+/* LOAD of one image on one device: by reference first (the worker
+ * registered the same object at start-up), with its bytes when the worker
+ * does not hold it. */
+static otm_status load_on(otm_plugin *p, otm_device *d, const __tgt_device_image *image,
+                          uint64_t id, otm_entry *e, uint64_t n, uint64_t *got)
+{
+    char err[160];
+    const void *elf;
+    size_t size;
+    otm_status st = otm_image_elf(image, &elf, &size, err, sizeof err);
+    if (st)
+        return st;
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .host = e, .size = n,
+                 .result = got,
+                 .image = {.id = id, .bytes = elf, .size = size,
+                           .hash = otm_wire_hash(elf, size, OTM_WIRE_HASH_SEED),
+                           .names_hash = otm_names_hash(image->EntriesBegin,
+                                                        image->EntriesEnd)}};
+    st = otm_host_run_op(p, &op);
+    if (st == OTM_ERR_NO_IMAGE) {
+        op.image.send = 1;
+        st = otm_host_run_op(p, &op);
+    }
+    return st;
+}
+
 __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
 {
     otm_device *d = device(id);
     otm_plugin *p = otm_plugin_host();
-    int index = d ? image_index(p, image) : -1;
-    if (index < 0)
+    __tgt_bin_desc *desc = d && image ? otm_desc_of(p, image) : NULL;
+    if (!desc)
         return fail("%s for device %d", "load_binary: unknown image", id), NULL;
-    if (!d->tables && !(d->tables = calloc((size_t)p->desc->NumDeviceImages, sizeof *d->tables)))
-        return NULL;
     uint64_t n = (uint64_t)(image->EntriesEnd - image->EntriesBegin), got = 0;
+    pthread_mutex_lock(&p->images_lock);
+    uint64_t load = ++p->next_load;
+    pthread_mutex_unlock(&p->images_lock);
     otm_entry *e = calloc(n ? n : 1, sizeof *e);
-    otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .arg = (uint64_t)index,
-                 .host = e, .size = n, .result = &got};
+    otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
     __tgt_target_table *t = NULL;
-    if (e && otm_host_submit_op(p, &op, NULL, "load_binary") == OFFLOAD_SUCCESS) {
-        if (got == n)
-            t = make_table(d, index, image, e, n);
-        else
-            fail("%s (device %d)", "load_binary: the device image has other entries", id);
-    }
+    otm_hosted *h = NULL;
+    if (st == OTM_OK && got != n)
+        fail("%s (device %d)", "load_binary: the device image has other entries", id);
+    else if (st == OTM_OK && (h = hosted_new(d, desc, load)))
+        t = make_table(h, image, e, n);
+    else
+        otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
+                       otm_status_text(st ? st : OTM_ERR_NOMEM));
     free(e);
     return t;
+}
+
+/* Unloads, on one device, the images of `desc` (every image when NULL). */
+static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
+{
+    for (size_t i = d->nloaded; i-- > 0;) {
+        otm_hosted *h = d->loaded[i];
+        if (desc && h->desc != desc)
+            continue;
+        otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = h->id};
+        if (!d->failed && otm_host_run_op(p, &op))
+            otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
+                           d->rank - 1);
+        free(h->table.EntriesBegin);
+        free(h);
+        d->loaded[i] = d->loaded[--d->nloaded];
+    }
 }
 
 /* ---- memory ---- */
@@ -367,6 +448,8 @@ static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = kind, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt,
                  .host = host, .size = (uint64_t)size};
+    if (kind == OTM_KIND_RETRIEVE)
+        return otm_host_submit_op_ended(otm_plugin_host(), &op, ai, what);
     return otm_host_submit_op(otm_plugin_host(), &op, ai, what);
 }
 
@@ -388,6 +471,14 @@ int32_t __tgt_rtl_data_retrieve(int32_t id, void *host, void *tgt, int64_t size)
     return transfer(id, OTM_KIND_RETRIEVE, tgt, host, size, NULL, "data_retrieve");
 }
 
+/* The retrieve rule: host memory a retrieve writes holds the device's bytes
+ * when data_retrieve_async returns, as with the in-process plugin. The
+ * queue's earlier operations run first (it is in order); its later ones
+ * stay asynchronous. libomptarget relies on this: right after issuing the
+ * retrieve of a struct with pointer members (target update from, the end
+ * of target data, exit data), it writes the host's own pointers back into
+ * the struct (the shadow-pointer restore) without synchronizing, so a
+ * retrieve that landed later would put device addresses there. */
 int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host, void *tgt, int64_t size,
                                       __tgt_async_info *ai)
 {

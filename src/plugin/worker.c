@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,9 @@
 
 #include "../shell/idle.h"
 #include "../shell/trace.h"
+#include "otm/fault.h"
+#include "otm/output.h"
+#include "otm/wire.h"
 #include "plugin.h"
 
 #ifdef OTM_COVERAGE
@@ -24,55 +28,127 @@
 void __gcov_dump(void);
 #endif
 
-static otm_status load_image(void *ctx, uint64_t index, const otm_entry **out,
+/* Checks the image's own entry table against the host's, by names, and
+ * copies it as (address, size) pairs. */
+static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref *ref)
+{
+    const otm_image_entry *t = NULL;
+    uint64_t n = 0, h = OTM_WIRE_HASH_SEED;
+    if (otm_image_entries(l->image, &t, &n))
+        return OTM_ERR_NO_KERNEL;
+    for (uint64_t i = 0; i < n; i++)
+        if (t[i].name)
+            h = otm_wire_hash(t[i].name, strlen(t[i].name) + 1, h);
+    if (h != ref->names_hash)
+        return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the device image's %llu entries "
+                              "are not the host's (their names differ)", p->node.rank,
+                              (unsigned long long)n), OTM_ERR_NO_KERNEL;
+    l->entries = calloc(n ? n : 1, sizeof *l->entries);
+    if (!l->entries)
+        return OTM_ERR_NOMEM;
+    for (uint64_t i = 0; i < n; i++)
+        l->entries[i] = (otm_entry){(uint64_t)(uintptr_t)t[i].addr, t[i].size};
+    l->count = n;
+    return OTM_OK;
+}
+
+static otm_loaded *loaded_new(otm_plugin *p, uint64_t id)
+{
+    otm_loaded *l = NULL;
+    pthread_mutex_lock(&p->images_lock);
+    if (p->nloaded == p->loaded_cap) {
+        size_t cap = p->loaded_cap ? 2 * p->loaded_cap : 8;
+        otm_loaded *grown = realloc(p->loaded, cap * sizeof *grown);
+        if (grown) {
+            p->loaded = grown;
+            p->loaded_cap = cap;
+        }
+    }
+    if (p->nloaded < p->loaded_cap) {
+        l = &p->loaded[p->nloaded++];
+        *l = (otm_loaded){.id = id};
+    }
+    pthread_mutex_unlock(&p->images_lock);
+    return l;
+}
+
+static void unload_image(void *ctx, uint64_t id)
+{
+    otm_plugin *p = ctx;
+    pthread_mutex_lock(&p->images_lock);
+    for (size_t i = 0; i < p->nloaded; i++) {
+        if (p->loaded[i].id != id)
+            continue;
+        otm_image_unload(p->loaded[i].image);
+        free(p->loaded[i].entries);
+        p->loaded[i] = p->loaded[--p->nloaded];
+        break;
+    }
+    pthread_mutex_unlock(&p->images_lock);
+}
+
+/* Loads the image the host names: the bytes it sent, or this process's
+ * own copy (an object it registered at start-up). */
+static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entry **out,
                              uint64_t *count)
 {
     otm_plugin *p = ctx;
     char err[256];
-    if (!p->desc || index >= (uint64_t)p->desc->NumDeviceImages)
-        return OTM_ERR_NO_KERNEL;
-    otm_loaded *l = &p->loaded[index];
-    __tgt_device_image *img = &p->desc->DeviceImages[index];
-    uint64_t n = (uint64_t)(img->EntriesEnd - img->EntriesBegin);
-    if (!l->image) {
-        size_t size = (size_t)((char *)img->ImageEnd - (char *)img->ImageStart), elf_size;
-        const void *elf;
-        otm_status st = otm_image_unwrap(img->ImageStart, size, &elf, &elf_size, err,
-                                         sizeof err);
-        if (st == OTM_OK)
-            st = otm_image_load(elf, elf_size, &l->image, err, sizeof err);
-        if (st)
-            return otm_plugin_log(OTM_LOG_ERROR, "rank %d: image %llu: %s", p->node.rank,
-                                  (unsigned long long)index, err), st;
-        l->entries = calloc(n ? n : 1, sizeof *l->entries);
-        if (!l->entries)
-            return OTM_ERR_NOMEM;
-        for (uint64_t i = 0; i < n; i++) {
-            __tgt_offload_entry *e = &img->EntriesBegin[i];
-            void *addr = otm_image_symbol(l->image, e->name);
-            if (!addr)
-                return otm_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the "
-                                      "device image", p->node.rank, e->name),
-                       OTM_ERR_NO_KERNEL;
-            l->entries[i] = (otm_entry){(uint64_t)(uintptr_t)addr, e->size};
-        }
-        l->count = n;
+    const void *elf = ref->bytes ? ref->bytes : otm_image_own(p, ref->size, ref->hash);
+    if (!elf)
+        return OTM_ERR_NO_IMAGE;
+    otm_loaded *l = loaded_new(p, ref->id);
+    if (!l)
+        return OTM_ERR_NOMEM;
+    otm_status st = otm_image_load(elf, (size_t)ref->size, &l->image, err, sizeof err);
+    if (st)
+        otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, err);
+    if (st == OTM_OK && otm_fault_hook_exit(otm_image_handle(l->image)))
+        otm_plugin_log(OTM_LOG_WARN, "rank %d: exit() in this image's regions will end "
+                       "the device", p->node.rank);
+    if (st == OTM_OK)
+        st = take_entries(p, l, ref);
+    if (st) {
+        unload_image(p, ref->id);
+        return st;
     }
     *out = l->entries;
     *count = l->count;
     return OTM_OK;
 }
 
-static otm_status run_kernel(void *ctx, uint64_t kernel, void **args,
-                             uint32_t nargs, uint64_t teams, uint64_t threads)
+static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t nargs,
+                             uint64_t teams, uint64_t threads, otm_region_fault *fault)
 {
+    otm_fault f;
     (void)ctx, (void)teams, (void)threads;
-    return otm_kernel_call((void *)(uintptr_t)kernel, args, nargs);
+    otm_status st = otm_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
+    if (st == OTM_ERR_KERNEL_FAULT)
+        *fault = (otm_region_fault){
+            .signo = f.signo, .code = f.code, .addr = f.addr, .exit_status = f.exit_status,
+            .flags = (f.signo ? OTM_EXEC_FAULTED : OTM_EXEC_EXITED) |
+                     (f.foreign ? OTM_EXEC_FOREIGN : 0)};
+    return st;
+}
+
+static void output_pending(void *ctx, uint64_t *out, uint64_t *err)
+{
+    otm_output_pending(((otm_plugin *)ctx)->output, out, err);
+}
+
+static otm_status output_take(void *ctx, uint8_t *dst, uint64_t out, uint64_t err)
+{
+    return otm_output_take(((otm_plugin *)ctx)->output, dst, out, err);
 }
 
 otm_device_ops otm_worker_device_ops(otm_plugin *p)
 {
-    otm_device_ops ops = {.load_image = load_image, .run_kernel = run_kernel, .ctx = p};
+    otm_device_ops ops = {.load_image = load_image, .unload_image = unload_image,
+                          .run_kernel = run_kernel, .ctx = p};
+    if (p->output) {
+        ops.output_pending = output_pending;
+        ops.output_take = output_take;
+    }
     return ops;
 }
 
@@ -193,6 +269,26 @@ static void *serve_thread(void *arg)
     return NULL;
 }
 
+/* Before the first region: faults in regions become errors, and what the
+ * regions print is captured for the host (OMPTARGET_MPI_FORWARD_OUTPUT). */
+static void start_device(otm_plugin *p)
+{
+    char err[256], prefix[80];
+    if (p->settings.forward_output) {
+        if (otm_output_start(&p->output, err, sizeof err))
+            otm_plugin_log(OTM_LOG_WARN, "rank %d: %s; the regions' output goes to "
+                           "this rank's own descriptors", p->node.rank, err);
+        else
+            otm_plugin_log_to(otm_output_fd(p->output, 2));
+    }
+    snprintf(prefix, sizeof prefix, "omptarget-mpi: rank %d (device %d): ", p->node.rank,
+             p->node.rank - 1);
+    int fd = p->output ? otm_output_fd(p->output, 2) : 2;
+    if (otm_fault_install(fd, prefix))
+        otm_plugin_log(OTM_LOG_WARN, "rank %d: cannot catch faults in target regions",
+                       p->node.rank);
+}
+
 void otm_worker_main(otm_plugin *p)
 {
     pthread_t threads[64];
@@ -201,14 +297,13 @@ void otm_worker_main(otm_plugin *p)
     atomic_init(&sh.max_running, n);
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
-    p->loaded = calloc((size_t)(p->desc ? p->desc->NumDeviceImages : 0) + 1,
-                       sizeof *p->loaded);
+    start_device(p);
     p->node.hooks.device = otm_worker_device_ops(p);
     for (int i = 0; i < n; i++)
         if (pthread_create(&threads[i], NULL, serve_thread, &sh))
             n = i;
     atomic_store(&sh.max_running, n);   /* one thread always left for the gate */
-    if (n == 0 || !p->loaded) {
+    if (n == 0) {
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -223,6 +318,10 @@ void otm_worker_main(otm_plugin *p)
     otm_node_fini(&p->node);
     int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
     otm_node_release(&p->node);
+    /* What the regions printed and nobody took goes out now. */
+    otm_output_stop(p->output);
+    p->output = NULL;
+    otm_plugin_log_to(2);
     /* Tests read this line to know every worker really finished. */
     otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);

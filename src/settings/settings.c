@@ -121,6 +121,12 @@ typedef enum kind {
       "bytes in 0..1073741824, suffix K, M or G (e.g. 1048576 or 1M)",        \
       "Largest allocation the pool keeps; bigger ones are freed on the "      \
       "device at once.")                                                      \
+    X(FORWARD_OUTPUT, NULL, K_BOOL,                                           \
+      0, 1, forward_output, "on",                                             \
+      "a boolean: 1, true, yes, on or 0, false, no, off",                     \
+      "What a target region writes to stdout and stderr reaches the host's "  \
+      "stdout and stderr when the region completes, in program order; off: "  \
+      "it goes straight to the device rank's own descriptors.")               \
     X(INFO, NULL, K_BOOL,                                                     \
       0, 1, info, "off",                                                      \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
@@ -194,6 +200,7 @@ otm_settings otm_settings_default(void)
         .log_level = OTM_LOG_WARN,
         .pool = 1,
         .pool_max = MIB,
+        .forward_output = 1,
         .info = 0,
         .trace_len = 0,
         .trace = "",

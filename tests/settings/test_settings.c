@@ -78,6 +78,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "LOG_LEVEL")) return (uint64_t)s->log_level;
     if (!strcmp(n, "POOL")) return (uint64_t)s->pool;
     if (!strcmp(n, "POOL_MAX")) return s->pool_max;
+    if (!strcmp(n, "FORWARD_OUTPUT")) return (uint64_t)s->forward_output;
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
     fail_msg("no field for %s", name);
@@ -93,8 +94,8 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_HANDLERS",      "OMPTARGET_MPI_IDLE",
     "OMPTARGET_MPI_SPIN",          "OMPTARGET_MPI_SLEEP_MAX",
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
-    "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_INFO",
-    "OMPTARGET_MPI_TRACE",
+    "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
+    "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -223,6 +224,9 @@ static const var_case cases[] = {
     {"OMPTARGET_MPI_POOL_MAX",
      {{"0", 0}, {"1G", 1024 * MIB}, {"1M", MIB}, {NULL, 0}},
      {"1025M", "1073741825", "2G", NULL}},
+    {"OMPTARGET_MPI_FORWARD_OUTPUT",
+     {{"1", 1}, {"0", 0}, {"on", 1}, {"Off", 0}, {NULL, 0}},
+     {"2", "forward", "", NULL}},
     {"OMPTARGET_MPI_INFO",
      {{"1", 1}, {"0", 0}, {"TRUE", 1}, {"off", 0}, {NULL, 0}},
      {"2", "maybe", NULL}},
