@@ -8,7 +8,9 @@
 # packager through -B.
 #
 # Included by tests/omp/CMakeLists.txt, whose OTM_OMP_PROGRAMS, OTM_OMP_ARGS_*,
-# launcher, plugin_dir and driver it uses.
+# launcher, plugin_dir and driver it uses; the programs of omp_more.cmake's
+# lists (offload libraries, C++, expected failures) are built for 16 too,
+# into omp16/ with the same flags (C++ with clang++-16).
 set(OTM_LLVM16_DIR ${PROJECT_SOURCE_DIR}/.deps/llvm-16 CACHE PATH
     "Unpacked libomp-16-dev and libomp5-16 (ci/setup.sh) for the omp16 tests")
 set(_llvm16 ${OTM_LLVM16_DIR}/usr/lib/llvm-16)
@@ -68,6 +70,10 @@ add_test(NAME omp16_omp_target_plain_name
                  ${launcher} ${plugin_dir} ${CMAKE_CURRENT_BINARY_DIR}/omp16/omp_target
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(omp16_omp_target_plain_name PROPERTIES LABELS omp16 TIMEOUT 200)
+
+find_program(OTM_CLANGXX16 clang++-16)
+otm_omp_more_tests(${CMAKE_CURRENT_BINARY_DIR}/omp16 ${OTM_CLANG16} "${OTM_CLANGXX16}" omp16
+                   omp16_ _outputs ${_flags})
 
 add_custom_target(otm_omp16_tests ALL DEPENDS ${_outputs})
 add_dependencies(otm_omp16_tests omptarget_rtl_mpi)

@@ -3,6 +3,7 @@
 # that it passed and that every rank shut down cleanly.
 #
 # usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
+#                   [--expect-fail REGEX] [--stdout-check CMD]
 #                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
@@ -21,6 +22,18 @@
 #                  still pass (host fallback).
 #   --env NAME=VALUE  exported for the run (after the defaults, so it can
 #                  override OMPTARGET_MPI_LOG_LEVEL); may be repeated.
+#   --expect-fail REGEX  the run is EXPECTED TO FAIL (a device fault): it
+#                  fails unless the program exits with a non-zero status
+#                  that is not a timeout within S seconds, stdout has a line
+#                  "RUN <program>: ..." (it got as far as the faulting
+#                  region), stderr matches the extended regular expression
+#                  REGEX (grep -E) and no process of PROGRAM is left. The
+#                  PASS line, acknowledge and exited-cleanly checks and the
+#                  check for other messages of the plugin are skipped.
+#   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
+#                  "sh /path/check_stdout.sh order") must exit with status 0,
+#                  FILE being the captured stdout; on failure its output is
+#                  shown. In addition to the other checks.
 #
 # Every run sets Open MPI's own variables, which MPICH ignores, so that the
 # same driver serves a plugin built for either (OTM_MPI): running as root
@@ -36,11 +49,14 @@ ranks=3
 limit=120
 
 usage() {
-    sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
 envs=
+expect_fail=
+expect_regex=
+stdout_check=
 while [ $# -gt 0 ]; do
     case $1 in
     --no-launcher) mode=plain; shift ;;
@@ -55,12 +71,20 @@ while [ $# -gt 0 ]; do
         envs="$envs
 $2"
         shift 2 ;;
+    --expect-fail)
+        [ $# -ge 2 ] || usage
+        expect_fail=1; expect_regex=$2; shift 2 ;;
+    --stdout-check)
+        [ $# -ge 2 ] || usage
+        stdout_check=$2; shift 2 ;;
     --) shift; break ;;
     -*) usage ;;
     *) break ;;
     esac
 done
 [ $# -ge 3 ] || usage
+[ -z "$expect_fail" ] || [ "$mode" = launcher ] ||
+    { echo "$me: --expect-fail needs the launcher (not --no-launcher)" >&2; exit 2; }
 case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
 [ "$ranks" -ge 2 ] || { echo "$me: --ranks must be at least 2" >&2; exit 2; }
 launcher=$1
@@ -120,53 +144,78 @@ problem() {
   - $*"
 }
 
-case $status in
-0) ;;
-124 | 137) problem "timed out after ${limit}s (status $status)" ;;
-*) problem "exit status $status" ;;
-esac
-
-grep -q "^PASS $name: " "$out" || problem "no line 'PASS $name: ...' on stdout"
-
-# The plugin writes each log line in pieces and several ranks share the
-# launcher's stderr, so the lines are matched without their prefix.
-if [ "$mode" = plain ]; then
-    grep -q "not started by an MPI launcher" "$err" ||
-        problem "no plugin warning 'not started by an MPI launcher' on stderr" \
-                "(was the plugin in $plugin_dir loaded?)"
+if [ -n "$expect_fail" ]; then
+    # An expected failure: a non-zero status in time, the program got as far
+    # as the faulting region, the fault reported as REGEX says.
+    case $status in
+    0) problem "exit status 0, but the run was expected to fail" ;;
+    124 | 137) problem "timed out after ${limit}s (status $status), expected a failure in time" ;;
+    esac
+    grep -q "^RUN $name: " "$out" ||
+        problem "no line 'RUN $name: ...' on stdout (did the program start?)"
+    grep -Eq -- "$expect_regex" "$err" ||
+        problem "stderr does not match the expected failure (the run ended with status" \
+                "$status): $expect_regex"
 else
-    grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
-        problem "no line 'rank 0: all $devices devices acknowledged the exit' on stderr"
-    exited=$(grep -o 'rank [0-9][0-9]* exited cleanly after [0-9][0-9]* events' "$err" |
-             sed 's/^rank \([0-9]*\) .*/\1/' | sort -un | tr '\n' ' ')
-    k=1
-    while [ "$k" -le "$devices" ]; do
-        case " $exited" in
-        *" $k "*) ;;
-        *) problem "no line 'rank $k exited cleanly after M events' on stderr" ;;
-        esac
-        k=$((k + 1))
-    done
-fi
-# Any other line of the plugin (the shell says "omptarget-mpi: ", the core
-# "omptarget-mpi[RANK]: ") is an error or a warning the program may have
-# survived (e.g. a failed device-to-device copy that libomptarget redid
-# through the host): known messages and prefixes are removed from lines
-# that carry a prefix, and what remains is reported.
-unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
-    h
-    s/rank 0: all [0-9]+ devices acknowledged the exit//g
-    s/rank [0-9]+ exited cleanly after [0-9]+ events//g
-    s/not started by an MPI launcher, so 0 devices; run `omptarget-mpirun -n N .\/app` \(N >= 2\)//g
-    s/omptarget-mpi(\[[0-9]+\])?: //g
-    /[^[:space:]]/{
-        g
-        p
-    }
-}' "$err"; grep -i 'libomptarget' "$err")
-if [ -n "$unexpected" ]; then
-    problem "messages of the plugin or of libomptarget on stderr:
+    case $status in
+    0) ;;
+    124 | 137) problem "timed out after ${limit}s (status $status)" ;;
+    *) problem "exit status $status" ;;
+    esac
+
+    grep -q "^PASS $name: " "$out" || problem "no line 'PASS $name: ...' on stdout"
+
+    # The plugin writes each log line in pieces and several ranks share the
+    # launcher's stderr, so the lines are matched without their prefix.
+    if [ "$mode" = plain ]; then
+        grep -q "not started by an MPI launcher" "$err" ||
+            problem "no plugin warning 'not started by an MPI launcher' on stderr" \
+                    "(was the plugin in $plugin_dir loaded?)"
+    else
+        grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
+            problem "no line 'rank 0: all $devices devices acknowledged the exit' on stderr"
+        exited=$(grep -o 'rank [0-9][0-9]* exited cleanly after [0-9][0-9]* events' "$err" |
+                 sed 's/^rank \([0-9]*\) .*/\1/' | sort -un | tr '\n' ' ')
+        k=1
+        while [ "$k" -le "$devices" ]; do
+            case " $exited" in
+            *" $k "*) ;;
+            *) problem "no line 'rank $k exited cleanly after M events' on stderr" ;;
+            esac
+            k=$((k + 1))
+        done
+    fi
+    # Any other line of the plugin (the shell says "omptarget-mpi: ", the core
+    # "omptarget-mpi[RANK]: ") is an error or a warning the program may have
+    # survived (e.g. a failed device-to-device copy that libomptarget redid
+    # through the host): known messages and prefixes are removed from lines
+    # that carry a prefix, and what remains is reported.
+    unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
+        h
+        s/rank 0: all [0-9]+ devices acknowledged the exit//g
+        s/rank [0-9]+ exited cleanly after [0-9]+ events//g
+        s/not started by an MPI launcher, so 0 devices; run `omptarget-mpirun -n N .\/app` \(N >= 2\)//g
+        s/omptarget-mpi(\[[0-9]+\])?: //g
+        /[^[:space:]]/{
+            g
+            p
+        }
+    }' "$err"; grep -i 'libomptarget' "$err")
+    if [ -n "$unexpected" ]; then
+        problem "messages of the plugin or of libomptarget on stderr:
 $(printf '%s\n' "$unexpected" | sed 's/^/      /')"
+    fi
+fi
+
+if [ -n "$stdout_check" ]; then
+    # CMD split at blanks on purpose; FILE appended.
+    # shellcheck disable=SC2086
+    check_out=$($stdout_check "$out" 2>&1)
+    check_status=$?
+    if [ "$check_status" -ne 0 ]; then
+        problem "stdout check '$stdout_check' failed (status $check_status):
+$(printf '%s\n' "$check_out" | sed 's/^/      /')"
+    fi
 fi
 
 # Nothing of the program may outlive the run: not the host, not a device rank.
@@ -187,13 +236,32 @@ fi
 if [ -n "$problems" ]; then
     echo "$me: $name FAILED ($mode mode, ${elapsed}s):$problems"
     echo "----- stdout of $name -----"
-    cat "$out"
+    if [ "$(wc -c <"$out")" -gt 262144 ]; then
+        # omp_printf_big writes 10 MiB: its start and end are enough.
+        head -n 100 "$out" | cut -c 1-200
+        echo "... ($(wc -l <"$out") lines, $(wc -c <"$out") bytes in all; the last 20:)"
+        tail -n 20 "$out" | cut -c 1-200
+    else
+        cat "$out"
+    fi
     echo "----- stderr of $name -----"
     cat "$err"
     echo "-----"
     exit 1
 fi
-cat "$out"
+if [ -n "$expect_fail" ]; then
+    cat "$out"
+    grep -E -- "$expect_regex" "$err"
+    echo "$me: $name failed as expected (status $status, $mode mode, ${elapsed}s)"
+    exit 0
+fi
+if [ -n "$stdout_check" ]; then
+    # The stdout of these programs is large; its checker's verdict instead.
+    grep -E '^PASS ' "$out"
+    printf '%s\n' "$check_out"
+else
+    cat "$out"
+fi
 grep -E 'acknowledged the exit|exited cleanly|not started by an MPI launcher' "$err"
 echo "$me: $name passed ($mode mode, ${elapsed}s)"
 exit 0
