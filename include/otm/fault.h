@@ -102,7 +102,11 @@ int otm_fault_signal(void);
  * file), or an exit function called by the code of a hooked image (see
  * otm_fault_hook_exit) makes it return OTM_ERR_KERNEL_FAULT with *fault
  * filled, instead of ending the process. When the kernel returns, the
- * result is otm_kernel_call's and *fault is not touched.
+ * result is otm_kernel_call's and *fault is not touched, except when a
+ * fault of another thread was recorded for the call before it ended (the
+ * kernel blocked otm_fault_signal(), or returned before the signal came):
+ * that is still the call's OTM_ERR_KERNEL_FAULT, since the faulting thread
+ * is parked and nothing else would report it.
  *
  * The first guarded call of a thread gives it an alternate signal stack
  * (64 KiB + MINSIGSTKSZ, kept until the thread exits; a stack the thread
@@ -135,8 +139,8 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
  *
  * OTM_OK also when the image imports none of them, and when called again
  * for the same image. OTM_ERR_INVALID for a NULL handle or an image whose
- * dynamic section is not the x86_64 one (no RELA, entries of another size);
- * OTM_ERR_KERNEL when dlinfo or mprotect fails (the error is in errno). */
+ * dynamic section is not the x86_64 one (no RELA, entries of another size)
+ * or whose relocation names a slot outside its segments; OTM_ERR_KERNEL when dlinfo or mprotect fails (the error is in errno). */
 otm_status otm_fault_hook_exit(void *dl_handle);
 
 /* Writes a sentence for *f into buf and returns buf:

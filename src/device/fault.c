@@ -18,9 +18,9 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -57,10 +57,12 @@ typedef struct guard {
 static __thread guard *my_guard __attribute__((tls_model("initial-exec")));
 
 /* The active guarded calls, for faults of other threads. A slot's `call` is
- * 0 when free, CLAIMING while taken, else the id of the call (ids are never
- * reused). `kick` is the id of the call that `fault` was written for; `busy`
- * is held by the thread writing `fault`, so two faulting threads never
- * write one slot at once (the second gives up: the first one wins). */
+ * 0 when free, CLAIMING while being taken or given back, else the id of the
+ * call (ids are never reused). `kick` is the id of the call that `fault` was
+ * written for; `busy` is held by the thread writing `fault`, so two faulting
+ * threads never write one slot at once (the second finds the first's fault
+ * there and leaves it: the first one wins), and by the call's own thread
+ * when it gives the slot back. */
 typedef struct call_slot {
     _Atomic uint64_t call;
     _Atomic pid_t tid;
@@ -320,31 +322,50 @@ static otm_status claim_slot(guard *g)
     return OTM_ERR_BUSY;
 }
 
-static void release_slot(const guard *g)
+/* Ends the call's use of its slot; the call must no longer be active (no
+ * kick may interrupt this). A thread that faulted while the call was active
+ * may have written the slot for it: once the slot is closed nobody else
+ * will, and a fault written is the call's result even if its kernel
+ * returned, since the faulting thread is parked and counts on it. Returns 1
+ * with *f filled then. */
+static int release_slot(const guard *g, otm_fault *f)
 {
-    atomic_store(&calls[g->slot].call, 0);
+    call_slot *s = &calls[g->slot];
+    int faulted = 0;
+
+    atomic_store(&s->call, CLAIMING); /* no new writer for this call */
+    while (atomic_flag_test_and_set(&s->busy))
+        sched_yield(); /* one that came before is finishing its write */
+    if (atomic_load(&s->kick) == g->call) {
+        *f = s->fault;
+        faulted = 1;
+    }
+    atomic_flag_clear(&s->busy);
+    atomic_store(&s->call, 0);
+    return faulted;
 }
 
 /* Writes f into the slot of call c, unless a fault was already written for
- * it or another thread is writing one, then signals the call's thread.
- * Returns 1 when the call has been told (by us or before), 0 when it left or
- * could not be signalled. */
+ * it (the first one wins), then signals the call's thread. Returns 1 when
+ * the call has been told (by us or before), 0 when it left or could not be
+ * signalled. Others hold `busy` for a few instructions only, and no handler
+ * of ours waits for it on a thread that holds it (writers block every
+ * signal, a slot being given back is CLAIMING and skipped), so waiting for
+ * it cannot deadlock. */
 static int kick_slot(call_slot *s, uint64_t c, const otm_fault *f)
 {
     pid_t tid;
     int told = 1;
 
-    if (atomic_flag_test_and_set(&s->busy))
-        return 1; /* another fault is being written for this call */
-    if (atomic_load(&s->kick) != c) {
+    while (atomic_flag_test_and_set(&s->busy))
+        sched_yield();
+    if (atomic_load(&s->call) != c) {
+        told = 0; /* the call left while we looked */
+    } else if (atomic_load(&s->kick) != c) {
         tid = atomic_load(&s->tid);
-        if (atomic_load(&s->call) != c) {
-            told = 0; /* the call left while we looked */
-        } else {
-            s->fault = *f;
-            atomic_store(&s->kick, c);
-            told = tgkill(getpid(), tid, kick_signo) == 0;
-        }
+        s->fault = *f;
+        atomic_store(&s->kick, c);
+        told = tgkill(getpid(), tid, kick_signo) == 0;
     }
     atomic_flag_clear(&s->busy);
     return told;
@@ -630,6 +651,7 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
 {
     guard *g;
     sigset_t unblock, old;
+    otm_fault late;
     otm_status st;
 
     if (fn == NULL || fault == NULL || !atomic_load(&installed))
@@ -645,7 +667,10 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
     guarded_signals(&unblock);
     pthread_sigmask(SIG_UNBLOCK, &unblock, &old);
     st = run(g, fn, args, nargs, fault);
-    release_slot(g);
+    if (release_slot(g, &late) && st == OTM_OK) {
+        *fault = late;
+        st = OTM_ERR_KERNEL_FAULT;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return st;
 }

@@ -7,7 +7,7 @@
  *
  * Each exit function is reached the ways a compiler reaches a libc function:
  * through the PLT (R_X86_64_JUMP_SLOT), by taking its address
- * (R_X86_64_GLOB_DAT) and from a table of pointers in read-only data
+ * (R_X86_64_GLOB_DAT, in PT_GNU_RELRO) and from a table of pointers
  * (R_X86_64_64). Kernels take every argument as a pointer-sized value.
  */
 #include <pthread.h>
@@ -56,7 +56,8 @@ void fxf_exit_by_address(void *status)
 }
 
 /* Initialized with exit's address at load time: an R_X86_64_64 relocation
- * in .data.rel.ro, which lies in PT_GNU_RELRO. */
+ * (volatile keeps the compiler from calling exit directly; it also puts the
+ * table in .data, outside PT_GNU_RELRO). */
 static void (*const volatile exit_table[1])(int) = {exit};
 
 void fxf_exit_by_table(void *status)

@@ -542,6 +542,40 @@ static void test_fault_in_kernel_thread(void **state)
     assert_usable();
 }
 
+/* The kernel blocks the internal signal and takes it itself, so its guarded
+ * call is not interrupted: the fault recorded for it is still its result. */
+static void k_fault_in_thread_unseen(void *done)
+{
+    sigset_t kick;
+    pthread_t t;
+
+    sigemptyset(&kick);
+    sigaddset(&kick, otm_fault_signal());
+    assert_int_equal(pthread_sigmask(SIG_BLOCK, &kick, NULL), 0);
+    assert_int_equal(pthread_create(&t, NULL, store_null, NULL), 0);
+    assert_int_equal(sigwaitinfo(&kick, NULL), otm_fault_signal());
+    *(int *)done = 1; /* returns normally */
+}
+
+static void test_fault_recorded_after_kernel(void **state)
+{
+    otm_fault f = untouched();
+    int done = 0;
+    sigset_t mask;
+
+    install();
+    assert_int_equal(call1(k_fault_in_thread_unseen, &done, &f),
+                     OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(done, 1);
+    assert_int_equal(f.signo, SIGSEGV);
+    assert_int_equal(f.addr, 0);
+    assert_int_equal(f.foreign, 1);
+    /* The kernel's change of the mask is undone. */
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &mask), 0);
+    assert_false(sigismember(&mask, otm_fault_signal()));
+    assert_usable();
+}
+
 static void test_exit_in_kernel_thread(void **state)
 {
     void *h = open_fixture(FIXTURE_FAULT_PATH);
@@ -887,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_exit_now),
         cmocka_unit_test(test_exit_none),
         cmocka_unit_test(test_fault_in_kernel_thread),
+        cmocka_unit_test(test_fault_recorded_after_kernel),
         cmocka_unit_test(test_exit_in_kernel_thread),
         cmocka_unit_test(test_several_threads),
         cmocka_unit_test(test_several_threads_foreign),
