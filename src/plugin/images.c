@@ -96,20 +96,21 @@ uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_en
     return h;
 }
 
-const void *otm_image_own(otm_plugin *p, uint64_t size, uint64_t hash)
+const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
+                                        const void **elf)
 {
-    const void *found = NULL;
+    const __tgt_device_image *found = NULL;
     char err[160];
     pthread_mutex_lock(&p->images_lock);
     for (size_t i = 0; i < p->ndescs && !found; i++) {
         for (int k = 0; k < p->descs[i]->NumDeviceImages && !found; k++) {
-            const void *elf;
+            const __tgt_device_image *im = &p->descs[i]->DeviceImages[k];
             size_t n;
-            if (otm_image_elf(&p->descs[i]->DeviceImages[k], &elf, &n, err, sizeof err) ||
-                n != size)
+            if (otm_image_elf(im, elf, &n, err, sizeof err) || n != ref->size)
                 continue;
-            if (otm_wire_hash(elf, n, OTM_WIRE_HASH_SEED) == hash)
-                found = elf;
+            if (otm_wire_hash(*elf, n, OTM_WIRE_HASH_SEED) == ref->hash &&
+                otm_names_hash(im->EntriesBegin, im->EntriesEnd) == ref->names_hash)
+                found = im;
         }
     }
     pthread_mutex_unlock(&p->images_lock);

@@ -57,6 +57,7 @@ typedef struct otm_live {
 /* An image loaded on a device, as the host knows it. */
 typedef struct otm_hosted {
     __tgt_bin_desc *desc;           /* the descriptor that holds it */
+    const void *image;              /* where its bytes start */
     uint64_t id;                    /* the LOAD's id */
     __tgt_target_table table;       /* what libomptarget uses */
 } otm_hosted;
@@ -137,8 +138,10 @@ otm_status otm_image_elf(const __tgt_device_image *image, const void **elf,
                          size_t *size, char *err, size_t errlen);
 /* otm_wire_hash over the entries' names, each with its NUL, in order. */
 uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end);
-/* Worker: the ELF bytes of a registered image of this size and hash. */
-const void *otm_image_own(otm_plugin *p, uint64_t size, uint64_t hash);
+/* Worker: the registered image `ref` names (size, hash, and the names of
+ * its host entries), with its ELF bytes in *elf; NULL when there is none. */
+const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
+                                        const void **elf);
 /* How many loaded objects call __tgt_register_lib: the registrations the
  * start-up of the program makes (0 if none could be told). */
 int otm_startup_registrations(void);

@@ -100,10 +100,12 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
         return OFFLOAD_SUCCESS;
     int left = otm_desc_remove(p, desc);
     otm_plugin_log(OTM_LOG_DEBUG, "unregister_lib %p: %d left", (void *)desc, left);
+    if (left == 0)
+        return stop_host();     /* the workers drop everything at EXIT */
     if (p->node.life != OTM_LIFE_DONE)
         for (int i = 0; i < p->ndevices; i++)
             unload_images(p, &p->devices[i], desc);
-    return left == 0 ? stop_host() : OFFLOAD_SUCCESS;
+    return OFFLOAD_SUCCESS;
 }
 
 /* LLVM 16: the first call after dlopen. It starts the instance (MPI, the
@@ -183,7 +185,8 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 /* ---- images ---- */
 
-static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, uint64_t id)
+static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, const void *image,
+                              uint64_t id)
 {
     if (d->nloaded == d->loaded_cap) {
         size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
@@ -195,7 +198,7 @@ static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, uint64_t id)
     }
     otm_hosted *h = calloc(1, sizeof *h);
     if (h) {
-        *h = (otm_hosted){.desc = desc, .id = id};
+        *h = (otm_hosted){.desc = desc, .image = image, .id = id};
         d->loaded[d->nloaded++] = h;
     }
     return h;
@@ -251,6 +254,9 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
     __tgt_bin_desc *desc = d && image ? otm_desc_of(p, image) : NULL;
     if (!desc)
         return fail("%s for device %d", "load_binary: unknown image", id), NULL;
+    for (size_t i = 0; i < d->nloaded; i++)
+        if (d->loaded[i]->image == image->ImageStart)
+            return &d->loaded[i]->table;    /* loaded there already */
     uint64_t n = (uint64_t)(image->EntriesEnd - image->EntriesBegin), got = 0;
     pthread_mutex_lock(&p->images_lock);
     uint64_t load = ++p->next_load;
@@ -261,7 +267,7 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
     otm_hosted *h = NULL;
     if (st == OTM_OK && got != n)
         fail("%s (device %d)", "load_binary: the device image has other entries", id);
-    else if (st == OTM_OK && (h = hosted_new(d, desc, load)))
+    else if (st == OTM_OK && (h = hosted_new(d, desc, image->ImageStart, load)))
         t = make_table(h, image, e, n);
     else
         otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,

@@ -28,14 +28,42 @@
 void __gcov_dump(void);
 #endif
 
+/* An image without a table of its own (not made by clang): its entries
+ * are the symbols its host record names, which only a worker holding that
+ * record (registered at start-up) knows. */
+static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
+                                  const __tgt_device_image *own)
+{
+    if (!own)
+        return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the image has no table of "
+                              "entries", p->node.rank), OTM_ERR_NO_KERNEL;
+    uint64_t n = (uint64_t)(own->EntriesEnd - own->EntriesBegin);
+    l->entries = calloc(n ? n : 1, sizeof *l->entries);
+    if (!l->entries)
+        return OTM_ERR_NOMEM;
+    for (uint64_t i = 0; i < n; i++) {
+        const __tgt_offload_entry *e = &own->EntriesBegin[i];
+        void *addr = otm_image_symbol(l->image, e->name);
+        if (!addr)
+            return otm_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the device "
+                                  "image", p->node.rank, e->name), OTM_ERR_NO_KERNEL;
+        l->entries[i] = (otm_entry){(uint64_t)(uintptr_t)addr, e->size};
+    }
+    l->count = n;
+    return OTM_OK;
+}
+
 /* Checks the image's own entry table against the host's, by names, and
  * copies it as (address, size) pairs. */
-static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref *ref)
+static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref *ref,
+                               const __tgt_device_image *own)
 {
     const otm_image_entry *t = NULL;
     uint64_t n = 0, h = OTM_WIRE_HASH_SEED;
     if (otm_image_entries(l->image, &t, &n))
         return OTM_ERR_NO_KERNEL;
+    if (n == 0)
+        return entries_by_name(p, l, own);
     for (uint64_t i = 0; i < n; i++)
         if (t[i].name)
             h = otm_wire_hash(t[i].name, strlen(t[i].name) + 1, h);
@@ -94,7 +122,8 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
 {
     otm_plugin *p = ctx;
     char err[256];
-    const void *elf = ref->bytes ? ref->bytes : otm_image_own(p, ref->size, ref->hash);
+    const void *elf = ref->bytes;
+    const __tgt_device_image *own = otm_image_own(p, ref, ref->bytes ? &(const void *){0} : &elf);
     if (!elf)
         return OTM_ERR_NO_IMAGE;
     otm_loaded *l = loaded_new(p, ref->id);
@@ -107,7 +136,7 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
         otm_plugin_log(OTM_LOG_WARN, "rank %d: exit() in this image's regions will end "
                        "the device", p->node.rank);
     if (st == OTM_OK)
-        st = take_entries(p, l, ref);
+        st = take_entries(p, l, ref, own);
     if (st) {
         unload_image(p, ref->id);
         return st;

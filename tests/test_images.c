@@ -1,0 +1,297 @@
+/*
+ * test_images.c - images on the wire and what regions bring back, in the
+ * simulated world: a LOAD whose image's bytes travel (sizes around the
+ * fragment size, seeded schedules and the first schedules of the
+ * enumeration of the smallest case), a LOAD by reference the worker cannot serve, an image it rejects,
+ * a transfer that fails half-way, UNLOAD (the image's kernels and global
+ * are gone afterwards, also for bad ids), a region's output forwarded
+ * inline and in fragments, and a kernel fault reaching the host with its
+ * status while the device then refuses everything but the exit.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "otm/wire.h"
+#include "sim_scenarios.h"
+
+#define SEEDS 200
+#define IMAGE_MAX 200
+
+static uint8_t image[IMAGE_MAX + 1];
+
+static void make_image(void)
+{
+    for (uint64_t i = 0; i < sizeof image; i++)
+        image[i] = sim_image_byte(i);
+}
+
+static sim_config config(uint64_t seed)
+{
+    sim_config cfg = sim_config_default();   /* fragments of 4 bytes */
+    cfg.workers = 1;
+    cfg.seed = seed;
+    return cfg;
+}
+
+/* The smallest image-bearing program: load the image's bytes, run one of
+ * its kernels on its global, read the global back, unload it. */
+static int enqueue_program(scn *s, uint64_t size)
+{
+    uint64_t id = 0;
+    if (scn_load_bytes(s, 0, 1, image, size, &id) ||
+        scn_execute(s, 0, 1, SIM_K_INC, scn_global(s, 1), 4) ||
+        scn_retrieve(s, 0, 1, s->out[1], scn_global(s, 1), 4) ||
+        scn_unload(s, 0, 1, id))
+        return -1;
+    return 0;
+}
+
+static int program_ok(scn *s)
+{
+    if (s->q[0]->status != OTM_OK || s->nentries[1] != SIM_K_COUNT + 1 ||
+        sim_world_images_loaded(s->w, 1) != 0)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (s->out[1][i] != 1)
+            return 0;
+    return 1;
+}
+
+/* The program, or (full = 0) its LOAD alone. */
+static sim_result run_program(const sim_config *cfg, uint64_t size, int full, sim_trace *t)
+{
+    scn s;
+    if (scn_open(&s, cfg, 1))
+        return SIM_VIOLATION;
+    memset(sim_world_global(s.w, 1), 0, SIM_GLOBAL_SIZE);
+    sim_world_mark(s.w);
+    int bad = full ? enqueue_program(&s, size)
+                   : scn_load_bytes(&s, 0, 1, image, size, NULL) != OTM_OK;
+    sim_result r = bad ? SIM_VIOLATION : sim_world_run(s.w);
+    if (r == SIM_OK && (full ? !program_ok(&s)
+                             : s.q[0]->status != OTM_OK || s.nentries[1] != SIM_K_COUNT + 1))
+        r = SIM_VIOLATION;
+    if (r == SIM_OK)
+        r = sim_world_teardown(s.w);
+    if (t)
+        sim_world_take_trace(s.w, t);
+    scn_close(&s);
+    return r;
+}
+
+static void test_load_bytes_seeded(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {1, 3, 4, 5, 8, 9, 63, 64, 65, IMAGE_MAX};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+            sim_config cfg = config(seed);
+            sim_result r = run_program(&cfg, sizes[i], 1, NULL);
+            if (r != SIM_OK)
+                fail_msg("image of %llu bytes, seed %llu: result %d",
+                         (unsigned long long)sizes[i], (unsigned long long)seed, r);
+        }
+    }
+    print_message("LOAD with the image's bytes, UNLOAD: %zu sizes x %d seeds passed\n",
+                  sizeof sizes / sizeof *sizes, SEEDS);
+}
+
+static sim_result exh_run(const sim_config *cfg, void *arg, sim_trace *t)
+{
+    (void)arg;
+    return run_program(cfg, 1, 0, t);
+}
+
+/* The LOAD of a one-byte image (one fragment), and the exit: the first
+ * 20,000 schedules of the enumeration (OTM_SIM_EXPLORE_MAX changes it).
+ * The enumeration does not end within 2,000,000 schedules, where that of
+ * a SUBMIT of the same shape ends after a few hundred: bounded, and said
+ * so, until the reason is known. */
+static void test_load_bytes_explored(void **state)
+{
+    (void)state;
+    sim_config cfg = config(1);
+    cfg.eager_at_delivery = 0;
+    const char *env = getenv("OTM_SIM_EXPLORE_MAX");
+    uint64_t max = env ? strtoull(env, NULL, 10) : 20000;
+    sim_explore_stats st = sim_explore(&cfg, exh_run, NULL, 100000, max);
+    print_message("LOAD of a 1-byte image: %llu schedules explored (%llu cut as "
+                  "reorderings), %s\n", (unsigned long long)st.schedules,
+                  (unsigned long long)st.pruned,
+                  st.complete ? "all of them" : "bounded (not exhaustive)");
+    assert_int_equal(st.failures, 0);
+    assert_true(st.schedules >= (max < 1000 ? max : 1000) || st.complete);
+}
+
+/* Phases on one queue, waited for through the node's idle hook. */
+static otm_status wait0(scn *s)
+{
+    return otm_queue_wait(sim_world_node(s->w, 0), s->q[0]);
+}
+
+static void open1(scn *s)
+{
+    sim_config cfg = config(7);
+    assert_int_equal(scn_open(s, &cfg, 1), 0);
+}
+
+static void close1(scn *s)
+{
+    assert_int_equal(sim_world_run(s->w), SIM_OK);
+    assert_int_equal(sim_world_teardown(s->w), SIM_OK);
+    scn_close(s);
+}
+
+static void test_load_refused(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    /* By reference, an image the worker does not hold. */
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = 1, .host = s.entries[1],
+                 .size = SIM_K_COUNT + 1, .result = &s.nentries[1],
+                 .image = {.id = 99, .size = IMAGE_MAX,
+                           .hash = sim_image_hash(IMAGE_MAX)}};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_NO_IMAGE);
+    /* Bytes that are not the device's kind of image: refused. */
+    uint8_t bad[9];
+    memcpy(bad, image, sizeof bad);
+    bad[6] ^= 0xff;
+    assert_int_equal(scn_load_bytes(&s, 0, 1, bad, sizeof bad, NULL), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_INVALID);
+    assert_int_equal(sim_world_images_loaded(s.w, 1), 0);
+    /* Nothing of either stayed: the kernels are unknown. */
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_NO_KERNEL);
+    /* The worker still serves: the same image's good bytes load. */
+    uint64_t id = 0;
+    assert_int_equal(scn_load_bytes(&s, 0, 1, image, sizeof bad, &id), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    /* A second LOAD under a live id is the host's error. */
+    op.image = (otm_image_ref){.id = id, .size = 8, .hash = sim_image_hash(8)};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_INVALID);
+    assert_int_equal(sim_world_images_loaded(s.w, 1), 1);
+    /* UNLOAD: of that id once, then of ids that are not loaded. */
+    assert_int_equal(scn_unload(&s, 0, 1, id), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(scn_unload(&s, 0, 1, id), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_NO_IMAGE);
+    assert_int_equal(scn_unload(&s, 0, 1, 12345), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_NO_IMAGE);
+    assert_int_equal(sim_world_images_loaded(s.w, 1), 0);
+    /* Its global went with it. */
+    assert_int_equal(scn_retrieve(&s, 0, 1, s.out[1], scn_global(&s, 1), 4), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_BAD_POINTER);
+    close1(&s);
+}
+
+/* Two loads list the same entries (the stub's image): unloading one keeps
+ * what the other still lists. */
+static void test_unload_keeps_shared_entries(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    uint64_t a = 0, b = 0;
+    assert_int_equal(scn_load_bytes(&s, 0, 1, image, 8, &a), OTM_OK);
+    assert_int_equal(scn_load_bytes(&s, 0, 1, image, 12, &b), OTM_OK);
+    assert_int_equal(scn_unload(&s, 0, 1, a), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0), OTM_OK);
+    assert_int_equal(scn_retrieve(&s, 0, 1, s.out[1], scn_global(&s, 1), 4), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(scn_unload(&s, 0, 1, b), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_NO_KERNEL);
+    close1(&s);
+}
+
+/* The host's sends of the image fail: the LOAD fails with a status, nothing
+ * hangs, nothing is loaded, and a later LOAD works. */
+static void test_load_transfer_fails(void **state)
+{
+    (void)state;
+    for (uint64_t nth = 1; nth <= 4; nth++) {
+        scn s;
+        sim_config cfg = scn_fault_config(nth);   /* timeouts end the worker's half */
+        cfg.workers = 1;
+        assert_int_equal(scn_open(&s, &cfg, 1), 0);
+        /* Isend calls of the host: the notification, then fragments. */
+        sim_world_fail_call(s.w, 0, SIM_FN_Isend, nth + 1);
+        assert_int_equal(scn_load_bytes(&s, 0, 1, image, 13, NULL), OTM_OK);
+        otm_status st = wait0(&s);
+        assert_int_not_equal(st, OTM_OK);
+        assert_int_equal(sim_world_images_loaded(s.w, 1), 0);
+        assert_int_equal(scn_load_bytes(&s, 0, 1, image, 13, NULL), OTM_OK);
+        assert_int_equal(wait0(&s), OTM_OK);
+        assert_int_equal(sim_world_images_loaded(s.w, 1), 1);
+        close1(&s);
+    }
+}
+
+static void test_region_output(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {0, 1, 10, OTM_EXEC_INLINE_MAX - OTM_WIRE_EXEC_HEAD - 2,
+                                     OTM_EXEC_INLINE_MAX - OTM_WIRE_EXEC_HEAD - 1,
+                                     OTM_EXEC_INLINE_MAX, 3 * OTM_EXEC_FRAG + 5};
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        scn s;
+        sim_config cfg = config(seed);
+        assert_int_equal(scn_open(&s, &cfg, 1), 0);
+        assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+        uint64_t out = 0;
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            assert_int_equal(scn_execute(&s, 0, 1, SIM_K_PRINT, sizes[i], 0), OTM_OK);
+            out += sizes[i];
+        }
+        assert_int_equal(wait0(&s), OTM_OK);
+        const sim_host_seen *seen = sim_world_host_seen(s.w);
+        assert_int_equal(seen->out_bytes, out);
+        assert_int_equal(seen->out_wrong, 0);
+        assert_int_equal(seen->err_bytes, 2 * (sizeof sizes / sizeof *sizes));
+        close1(&s);
+    }
+}
+
+static void test_kernel_fault(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(scn_alloc(&s, 0, 1, 8, &s.addr[0]), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_FAULT, 0, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(sim_world_host_seen(s.w)->faults, 1);
+    assert_int_equal(sim_world_host_seen(s.w)->last_signo, 11);
+    /* The device refuses everything now, but for the exit (close1). */
+    assert_int_equal(scn_retrieve(&s, 0, 1, s.out[1], s.addr[0], 8), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_DEVICE_FAILED);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_DEVICE_FAILED);
+    close1(&s);
+}
+
+int main(void)
+{
+    make_image();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_bytes_seeded),
+        cmocka_unit_test(test_load_bytes_explored),
+        cmocka_unit_test(test_load_refused),
+        cmocka_unit_test(test_unload_keeps_shared_entries),
+        cmocka_unit_test(test_load_transfer_fails),
+        cmocka_unit_test(test_region_output),
+        cmocka_unit_test(test_kernel_fault),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
