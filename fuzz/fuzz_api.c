@@ -743,7 +743,9 @@ static void run_transfer(int kind)
         }
         return;
     }
-    expect_rc(rc, ST_OK, what);     /* queued: errors come at synchronize */
+    /* Queued: errors come at synchronize; a retrieve has ended when its
+     * call returns (the retrieve rule), so it says its own error too. */
+    expect_rc(rc, kind == OP_RETRIEVE && !ok ? ST_FAIL : ST_OK, what);
     if (ok && kind == OP_SUBMIT) {
         memset(known, 1, len);
         model_write(l, &s, buf, known);
@@ -1035,7 +1037,11 @@ static void setup(void)
     for (int k = 0; k <= SIM_K_COUNT; k++)
         H.entries[k] = (__tgt_offload_entry){.addr = &H.entries[k], .name = entry_names[k],
                                              .size = k == SIM_K_COUNT ? SIM_GLOBAL_SIZE : 0};
-    static const char image_bytes[] = "not an image";
+    /* A pattern image of 8 bytes: the stub's workers hold it (a LOAD by
+     * reference finds it), as they would an image registered at start-up. */
+    static uint8_t image_bytes[8];
+    for (uint64_t i = 0; i < sizeof image_bytes; i++)
+        image_bytes[i] = sim_image_byte(i);
     H.image = (__tgt_device_image){(void *)image_bytes, (void *)(image_bytes + 8),
                                    H.entries, H.entries + SIM_K_COUNT + 1};
     H.desc = (__tgt_bin_desc){1, &H.image, H.entries, H.entries + SIM_K_COUNT + 1};

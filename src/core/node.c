@@ -292,6 +292,12 @@ static void free_worker(otm_node *node)
     if (request_held(node->gate_req))
         MPI_Request_free(&node->gate_req);
     otm_free(node, node->gate_buf);
+    /* A second otm_node_fini (the plugin's, then its owner's) finds nothing. */
+    node->images = NULL;
+    node->nimages = node->images_cap = 0;
+    node->kernels = NULL;
+    node->nkernels = node->kernels_cap = 0;
+    node->sink = node->gate_buf = NULL;
 }
 
 void otm_node_fini(otm_node *node)

@@ -334,12 +334,6 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
     if (st == OTM_OK) {
         st = (otm_status)otm_event_wait(p, q, ev);
         otm_event_unref(&p->node, ev);
-        /* A failure of the queue up to here is reported now, once. */
-        pthread_mutex_lock(&q->lock);
-        if (st == OTM_OK)
-            st = (otm_status)q->q.status;
-        q->q.status = OTM_OK;
-        pthread_mutex_unlock(&q->lock);
     }
     return report(op, what, st);
 }

@@ -52,6 +52,11 @@ int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc)
         memmove(&p->descs[i], &p->descs[i + 1], (p->ndescs - i - 1) * sizeof *p->descs);
         n = (int)--p->ndescs;
     }
+    if (p->ndescs == 0) {       /* the program is ending */
+        free(p->descs);
+        p->descs = NULL;
+        p->descs_cap = 0;
+    }
     pthread_mutex_unlock(&p->images_lock);
     return n;
 }

@@ -182,7 +182,8 @@ int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
 /* Runs op synchronously on a queue of its own; returns its status. */
 otm_status otm_host_run_op(otm_plugin *p, const otm_op *op);
 /* As otm_host_submit_op, but returns only once the operation itself ended
- * (the queue's later events stay queued): the retrieve rule of rtl.c. */
+ * (the queue's later events stay queued), with its own status: the
+ * retrieve rule of rtl.c. The queue keeps every failure for synchronize. */
 int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
                                  __tgt_async_info *ai, const char *what);
 
