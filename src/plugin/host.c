@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "otm/fault.h"
 #include "otm/wire.h"
@@ -119,6 +120,24 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
              what, hint);
     otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank, d->failure);
     __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+    /* As in one process: exit(N) ends the program with N, a fatal signal
+     * kills it (a shell reports 128 + the signal). First one wins. */
+    int status = f->flags & OTM_EXEC_EXITED ? f->exit_status & 0xff : 128 + (f->signo & 0x7f);
+    int none = 0;
+    __atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+}
+
+void otm_host_end_if_faulted(otm_plugin *p)
+{
+    int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
+    if (status < 0)
+        return;
+    otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
+                   "with exit status %d", status);
+    otm_host_end(p);
+    fflush(NULL);
+    _exit(status);
 }
 
 void otm_host_region_hooks(otm_hooks *h)
@@ -285,12 +304,13 @@ static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_ev
     return st;
 }
 
-static int32_t report(const otm_op *op, const char *what, otm_status st)
+static int32_t report(otm_plugin *p, const otm_op *op, const char *what, otm_status st)
 {
     if (st == OTM_OK)
         return OFFLOAD_SUCCESS;
     otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
                    otm_status_text(st));
+    otm_host_end_if_faulted(p);
     return OFFLOAD_FAIL;
 }
 
@@ -310,13 +330,13 @@ int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
                            __tgt_async_info *ai, const char *what)
 {
     if (!ai)
-        return report(op, what, otm_host_run_op(p, op));
+        return report(p, op, what, otm_host_run_op(p, op));
     otm_pqueue *q = otm_async_queue(p, ai);
     if (!q) {
         otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
         return OFFLOAD_FAIL;
     }
-    return report(op, what, enqueue(p, q, op, NULL));
+    return report(p, op, what, enqueue(p, q, op, NULL));
 }
 
 int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
@@ -335,7 +355,7 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
         st = (otm_status)otm_event_wait(p, q, ev);
         otm_event_unref(&p->node, ev);
     }
-    return report(op, what, st);
+    return report(p, op, what, st);
 }
 
 /* ---- exit ---- */
@@ -364,6 +384,21 @@ static void free_tables(otm_plugin *p)
     for (size_t i = 0; i < p->npinned; i++)
         free(p->pinned[i]);
     free(p->pinned);
+}
+
+void otm_host_end(otm_plugin *p)
+{
+    if (p->node.life == OTM_LIFE_DONE)
+        return;
+    otm_host_stop(p);
+    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
+     * ever: end the job instead of hanging. */
+    if (p->node.exit_failures)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    otm_node_fini(&p->node);
+    if (p->mpi_owned)
+        MPI_Finalize();
+    otm_node_release(&p->node);
 }
 
 void otm_host_stop(otm_plugin *p)

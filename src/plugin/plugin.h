@@ -101,6 +101,8 @@ typedef struct otm_plugin {
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
+    int end_status;                 /* 1 + the status a region ended the
+                                     * program with, 0: none (atomic) */
     /* worker */
     otm_loaded *loaded;             /* images loaded (images_lock) */
     size_t nloaded, loaded_cap;
@@ -154,6 +156,13 @@ void otm_worker_main(otm_plugin *p) __attribute__((noreturn));
 /* ---- host (host.c) ---- */
 int otm_host_start(otm_plugin *p);
 void otm_host_stop(otm_plugin *p);
+/* The host's end of the job: EXIT to every worker (otm_host_stop), then
+ * MPI_Finalize; once. */
+void otm_host_end(otm_plugin *p);
+/* After a region faulted or called exit() (region_fault): ends the job and
+ * the process with the status the region gave, as in one process. A
+ * failing entry point calls it before it returns; no-op otherwise. */
+void otm_host_end_if_faulted(otm_plugin *p);
 /* The device, or NULL (logged) for a bad id, a process without devices or
  * a device that failed. */
 otm_device *otm_host_device(int32_t id);

@@ -71,23 +71,14 @@ int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
     return OFFLOAD_SUCCESS;
 }
 
-/* The host's end of the job: EXIT to every worker, then MPI_Finalize.
- * It comes with the last unregister_lib (libomptarget 14 and 16), or with
- * deinit_plugin when nothing was registered; once. */
+/* The host's end of the job (otm_host_end). It comes with the last
+ * unregister_lib (libomptarget 14 and 16), or with deinit_plugin when
+ * nothing was registered; once. */
 static int32_t stop_host(void)
 {
     otm_plugin *p = otm_plugin_host();
-    if (!p || p->node.life == OTM_LIFE_DONE)
-        return OFFLOAD_SUCCESS;
-    otm_host_stop(p);
-    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
-     * ever: end the job instead of hanging. */
-    if (p->node.exit_failures)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    otm_node_fini(&p->node);
-    if (p->mpi_owned)
-        MPI_Finalize();
-    otm_node_release(&p->node);
+    if (p)
+        otm_host_end(p);
     return OFFLOAD_SUCCESS;
 }
 
@@ -611,8 +602,11 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     otm_status st = otm_pqueue_wait(p, q);
     ai->Queue = NULL;
     otm_pqueue_unref(p, q);
-    if (st)
-        return fail("%s (device %d)", otm_status_text(st), id);
+    if (st) {
+        fail("%s (device %d)", otm_status_text(st), id);
+        otm_host_end_if_faulted(p);
+        return OFFLOAD_FAIL;
+    }
     return OFFLOAD_SUCCESS;
 }
 
@@ -633,8 +627,11 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
         return OFFLOAD_SUCCESS;
     ai->Queue = NULL;
     otm_pqueue_unref(p, q);
-    if (st)
-        return fail("%s (device %d)", otm_status_text(st), id);
+    if (st) {
+        fail("%s (device %d)", otm_status_text(st), id);
+        otm_host_end_if_faulted(p);
+        return OFFLOAD_FAIL;
+    }
     return OFFLOAD_SUCCESS;
 }
 
@@ -710,7 +707,12 @@ int32_t __tgt_rtl_sync_event(int32_t id, void *event)
     if (!e->ev)
         return OFFLOAD_SUCCESS;
     int st = otm_event_wait(p, e->queue, e->ev);
-    return st ? fail("%s (device %d)", otm_status_text(st), id) : OFFLOAD_SUCCESS;
+    if (st) {
+        fail("%s (device %d)", otm_status_text(st), id);
+        otm_host_end_if_faulted(p);
+        return OFFLOAD_FAIL;
+    }
+    return OFFLOAD_SUCCESS;
 }
 
 int32_t __tgt_rtl_destroy_event(int32_t id, void *event)

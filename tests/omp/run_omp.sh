@@ -3,7 +3,7 @@
 # that it passed and that every rank shut down cleanly.
 #
 # usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
-#                   [--expect-fail REGEX] [--stdout-check CMD]
+#                   [--expect-fail REGEX [--expect-status N]] [--stdout-check CMD]
 #                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
@@ -30,6 +30,10 @@
 #                  REGEX (grep -E) and no process of PROGRAM is left. The
 #                  PASS line, acknowledge and exited-cleanly checks and the
 #                  check for other messages of the plugin are skipped.
+#   --expect-status N  with --expect-fail: the exit status must be N, and
+#                  the job must have ended in order (rank 0 logged that all
+#                  devices acknowledged the exit, every device rank that it
+#                  exited cleanly), as the plugin ends it after a fault.
 #   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
 #                  "sh /path/check_stdout.sh order") must exit with status 0,
 #                  FILE being the captured stdout; on failure its output is
@@ -56,6 +60,7 @@ usage() {
 envs=
 expect_fail=
 expect_regex=
+expect_status=
 stdout_check=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -74,6 +79,9 @@ $2"
     --expect-fail)
         [ $# -ge 2 ] || usage
         expect_fail=1; expect_regex=$2; shift 2 ;;
+    --expect-status)
+        [ $# -ge 2 ] || usage
+        expect_status=$2; shift 2 ;;
     --stdout-check)
         [ $# -ge 2 ] || usage
         stdout_check=$2; shift 2 ;;
@@ -156,6 +164,18 @@ if [ -n "$expect_fail" ]; then
     grep -Eq -- "$expect_regex" "$err" ||
         problem "stderr does not match the expected failure (the run ended with status" \
                 "$status): $expect_regex"
+    if [ -n "$expect_status" ]; then
+        [ "$status" = "$expect_status" ] ||
+            problem "exit status $status, expected $expect_status"
+        grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
+            problem "the job did not end in order: no line 'rank 0: all $devices devices acknowledged the exit'"
+        k=1
+        while [ "$k" -le "$devices" ]; do
+            grep -q "rank $k exited cleanly after [0-9]* events" "$err" ||
+                problem "no line 'rank $k exited cleanly after M events' on stderr"
+            k=$((k + 1))
+        done
+    fi
 else
     case $status in
     0) ;;
