@@ -110,12 +110,15 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
     for (size_t i = 0; i < p->ndescs && !found; i++) {
         for (int k = 0; k < p->descs[i]->NumDeviceImages && !found; k++) {
             const __tgt_device_image *im = &p->descs[i]->DeviceImages[k];
+            const void *bytes;
             size_t n;
-            if (otm_image_elf(im, elf, &n, err, sizeof err) || n != ref->size)
+            if (otm_image_elf(im, &bytes, &n, err, sizeof err) || n != ref->size)
                 continue;
-            if (otm_wire_hash(*elf, n, OTM_WIRE_HASH_SEED) == ref->hash &&
-                otm_names_hash(im->EntriesBegin, im->EntriesEnd) == ref->names_hash)
+            if (otm_wire_hash(bytes, n, OTM_WIRE_HASH_SEED) == ref->hash &&
+                otm_names_hash(im->EntriesBegin, im->EntriesEnd) == ref->names_hash) {
                 found = im;
+                *elf = bytes;
+            }
         }
     }
     pthread_mutex_unlock(&p->images_lock);

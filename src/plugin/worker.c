@@ -122,8 +122,11 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
 {
     otm_plugin *p = ctx;
     char err[256];
-    const void *elf = ref->bytes;
-    const __tgt_device_image *own = otm_image_own(p, ref, ref->bytes ? &(const void *){0} : &elf);
+    /* This process's record of the image, when it registered it: its bytes
+     * if the host did not send them, and the names of its entries. */
+    const void *mine = NULL;
+    const __tgt_device_image *own = otm_image_own(p, ref, &mine);
+    const void *elf = ref->bytes ? ref->bytes : mine;
     if (!elf)
         return OTM_ERR_NO_IMAGE;
     otm_loaded *l = loaded_new(p, ref->id);

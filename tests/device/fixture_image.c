@@ -1,7 +1,9 @@
 /*
  * fixture_image.c - a shared library that stands in for a device image.
- * Built twice: as otm_fixture_image (FX_WHICH 1) and, linked -z nodelete so
- * the loader never unmaps it, as otm_fixture_nodelete (FX_WHICH 2).
+ * Built three times: as otm_fixture_image (FX_WHICH 1); linked -z nodelete so
+ * the loader never unmaps it, as otm_fixture_nodelete (FX_WHICH 2); and with
+ * a table of offload entries of its own, as clang's images have, as
+ * otm_fixture_image2 (FX_WHICH 3).
  */
 #include "fixture_image.h"
 
@@ -78,3 +80,27 @@ int fx_which(void)
 {
     return FX_WHICH;
 }
+
+#if FX_WHICH == 3
+/* The table of entries clang puts in a device image (the layout of
+ * libomptarget's __tgt_offload_entry), in the order of the host entries
+ * of tests/mpi: this fixture is loaded from its bytes alone. */
+struct fx_entry {
+    void *addr;
+    const char *name;
+    uint64_t size;
+    int32_t flags, reserved;
+};
+
+__attribute__((section("omp_offloading_entries"), used))
+static const struct fx_entry fx_entries[] = {
+    {(void *)fx_tick, "fx_tick", 0, 0, 0},
+    {(void *)fx_add, "fx_add", 0, 0, 0},
+    {(void *)fx_global_sum, "fx_global_sum", 0, 0, 0},
+    {(void *)fx_sum20, "fx_sum20", 0, 0, 0},
+    {(void *)fx_sum40, "fx_sum40", 0, 0, 0},
+    {(void *)fx_getpid, "fx_getpid", 0, 0, 0},
+    {(void *)fx_which, "fx_which", 0, 0, 0},
+    {fx_global, "fx_global", sizeof fx_global, 0, 0},
+};
+#endif
