@@ -15,9 +15,15 @@
  *                           device, all in flight before one taskwait,
  *                           regions/s; every result is checked
  *                           (CHECK omp_nowait_<N>)
+ *   omp_region_<label>      an empty `target` in a job of its own, us:
+ *                           LABEL on / off says whether the regions' output
+ *                           is forwarded (its cost per region)
+ *   omp_from4_region_<label>  a `target` with map(from:) of four 4 KiB
+ *                           arrays, us: four retrieves, each complete
+ *                           before the next is issued (the retrieve rule)
  *
  * usage: omptarget-mpirun -n 2 bench_omp main quick|full
- *        omptarget-mpirun -n 2 bench_omp alloc|idle quick|full LABEL
+ *        omptarget-mpirun -n 2 bench_omp alloc|idle|regions quick|full LABEL
  *        omptarget-mpirun -n 3 bench_omp nowait quick|full
  */
 #include <omp.h>
@@ -51,6 +57,39 @@ static void empty_region(void)
         v[r] = (bench_now() - t0) / reps * 1e6;
     }
     bench_report("omp_empty_region", "us", v, o.runs);
+}
+
+/* Regions in a job of their own, so that the setting under test
+ * (OMPTARGET_MPI_FORWARD_OUTPUT) is all that differs between two jobs. */
+static void regions(const char *label)
+{
+    enum { N = 512 };
+    static int a[N], b[N], c[N], d[N];
+    double v[BENCH_MAX_RUNS], w[BENCH_MAX_RUNS];
+    char key[64];
+    int reps = o.quick ? 200 : 2000;
+#pragma omp target map(from: a, b, c, d)
+    { a[0] = b[0] = c[0] = d[0] = 1; }
+    for (int r = 0; r < o.runs; r++) {
+        double t0 = bench_now();
+        for (int i = 0; i < reps; i++) {
+#pragma omp target
+            { }
+        }
+        v[r] = (bench_now() - t0) / reps * 1e6;
+        t0 = bench_now();
+        for (int i = 0; i < reps; i++) {
+#pragma omp target map(from: a, b, c, d)
+            { a[1] = b[1] = c[1] = d[1] = i; }
+        }
+        w[r] = (bench_now() - t0) / reps * 1e6;
+    }
+    if (a[1] != reps - 1 || d[1] != reps - 1)
+        die("the map(from:) regions did not bring their values back");
+    snprintf(key, sizeof key, "omp_region_%s", label);
+    bench_report(key, "us", v, o.runs);
+    snprintf(key, sizeof key, "omp_from4_region_%s", label);
+    bench_report(key, "us", w, o.runs);
 }
 
 static void bandwidth(int retrieve, size_t size, char *buf)
@@ -191,10 +230,11 @@ int main(int argc, char **argv)
     const char *part = argc > 1 ? argv[1] : "";
     const char *label = argc > 3 ? argv[3] : "";
     int known = !strcmp(part, "main") || !strcmp(part, "nowait") ||
-                ((!strcmp(part, "alloc") || !strcmp(part, "idle")) && *label);
+                ((!strcmp(part, "alloc") || !strcmp(part, "idle") ||
+                  !strcmp(part, "regions")) && *label);
     if (!known || argc < 3 || (strcmp(argv[2], "quick") && strcmp(argv[2], "full"))) {
         fprintf(stderr, "usage: bench_omp main|nowait quick|full\n"
-                        "       bench_omp alloc|idle quick|full LABEL\n");
+                        "       bench_omp alloc|idle|regions quick|full LABEL\n");
         return 2;
     }
     o = bench_options(argv[2]);
@@ -210,6 +250,8 @@ int main(int argc, char **argv)
         alloc_free(label);
     } else if (!strcmp(part, "idle")) {
         idle_cpu(label);
+    } else if (!strcmp(part, "regions")) {
+        regions(label);
     } else {
         nowait();
     }

@@ -120,6 +120,11 @@ job omp-pool-off MPIEXEC="$mpiexec" OMPTARGET_MPI_POOL=off -- \
 job omp-idle-spin MPIEXEC="$mpiexec" OMPTARGET_MPI_IDLE=spin -- \
     "$run" -n 2 "$b/bench_omp" idle "$mode" spin
 job omp-nowait MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_omp" nowait "$mode"
+# The cost of forwarding the regions' output: the same regions with it on
+# (the default) and off, one job each.
+job omp-regions-on MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_omp" regions "$mode" on
+job omp-regions-off MPIEXEC="$mpiexec" OMPTARGET_MPI_FORWARD_OUTPUT=off -- \
+    "$run" -n 2 "$b/bench_omp" regions "$mode" off
 
 # ---- the table, the JSON file, the plot ----
 mpich=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p')
@@ -199,6 +204,11 @@ END {
         row(pre "_event_bytes", "host heap per queued event", via, "self", "",
             "≤ 512 B", "<=", 512)
     }
+    row("omp_region_off", "empty region, output not forwarded (FORWARD_OUTPUT=off)", "OpenMP")
+    row("omp_region_on", "empty region, output forwarded (default)", "OpenMP",
+        "omp_region_off", "not forwarded")
+    row("omp_from4_region_on", "region with map(from:) of 4 x 4 KiB", "OpenMP",
+        "omp_region_on", "empty region")
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
     for (i = 0; i < nc; i++) {
