@@ -56,8 +56,15 @@ int main(int argc, char **argv)
          n.a[1] = 0x2000, n.a[2] = 8, n.a[3] = 4, n.peer = 1, n.flags = OTM_XCHG_LOCAL);
     SEED("execute-args", n.kind = OTM_KIND_EXECUTE, n.a[0] = 0x1234, n.a[1] = 2,
          n.a[2] = 1, n.a[3] = 1, n.inline_len = 32);
-    SEED("load", n.kind = OTM_KIND_LOAD, n.a[0] = 0, n.a[3] = 4096);
-    SEED("load-frags", n.kind = OTM_KIND_LOAD, n.a[0] = 0, n.a[3] = 0);
+    /* LOAD carries its 24-byte image descriptor inline (pay's bytes: an
+     * image of no known size and hash). */
+    SEED("load", n.kind = OTM_KIND_LOAD, n.a[0] = 1, n.a[1] = 8, n.a[2] = 4,
+         n.a[3] = 4096, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("load-frags", n.kind = OTM_KIND_LOAD, n.a[0] = 2, n.a[1] = 8, n.a[2] = 4,
+         n.a[3] = 0, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("load-send", n.kind = OTM_KIND_LOAD, n.a[0] = 3, n.a[1] = 8, n.a[2] = 4,
+         n.a[3] = 64, n.flags = OTM_LOAD_SEND, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("unload", n.kind = OTM_KIND_UNLOAD, n.a[0] = 1);
     SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = 2);
     SEED("bad-kind", n.kind = 99);
     SEED("sync-kind", n.kind = OTM_KIND_SYNC);

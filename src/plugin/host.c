@@ -40,6 +40,7 @@ otm_device *otm_host_device(int32_t id)
     if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
         otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
                        d->rank, d->failure);
+        otm_host_end_if_faulted(p);
         return NULL;
     }
     return d;

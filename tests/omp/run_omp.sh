@@ -31,9 +31,12 @@
 #                  PASS line, acknowledge and exited-cleanly checks and the
 #                  check for other messages of the plugin are skipped.
 #   --expect-status N  with --expect-fail: the exit status must be N, and
-#                  the job must have ended in order (rank 0 logged that all
-#                  devices acknowledged the exit, every device rank that it
-#                  exited cleanly), as the plugin ends it after a fault.
+#                  the job must have ended in order: rank 0 logged that all
+#                  devices acknowledged the exit, as the plugin ends it after
+#                  a fault. (The device ranks' own last line, "exited
+#                  cleanly", is not required: Open MPI's mpiexec ends the job
+#                  as soon as rank 0 exits with a non-zero status, which may
+#                  be before they print it.)
 #   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
 #                  "sh /path/check_stdout.sh order") must exit with status 0,
 #                  FILE being the captured stdout; on failure its output is
@@ -169,12 +172,6 @@ if [ -n "$expect_fail" ]; then
             problem "exit status $status, expected $expect_status"
         grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
             problem "the job did not end in order: no line 'rank 0: all $devices devices acknowledged the exit'"
-        k=1
-        while [ "$k" -le "$devices" ]; do
-            grep -q "rank $k exited cleanly after [0-9]* events" "$err" ||
-                problem "no line 'rank $k exited cleanly after M events' on stderr"
-            k=$((k + 1))
-        done
     fi
 else
     case $status in
