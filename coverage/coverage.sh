@@ -1,11 +1,12 @@
 #!/bin/sh
 # coverage/coverage.sh: line, branch and function coverage of src/ and sim/
-# by the unit, sim and mpi tests, with a gate on src/.
+# by the unit, sim, mpi and omp tests, with a gate on src/.
 #
 # Builds a gcc tree with --coverage -O0 (-DOTM_COVERAGE=ON) in
-# ${COV_DIR:-build-coverage}, runs the tests labelled unit, sim and mpi (the
-# mpi ones under MPICH: every rank, the workers included, writes its gcov
-# data at exit), collects with lcov (branch coverage on) and writes an HTML
+# ${COV_DIR:-build-coverage}, runs the tests labelled unit, sim, mpi and omp
+# (the mpi and omp ones under MPICH: every rank, the workers included, writes
+# its gcov data at exit; the omp programs are built by clang, the plugin they
+# load by gcc with --coverage), collects with lcov (branch coverage on) and writes an HTML
 # report to $COV_DIR/coverage/html/index.html. Prints the figures of src/
 # and of sim/ and exits non-zero if a test failed or src/ is below the
 # thresholds below.
@@ -40,7 +41,7 @@ rm -rf "$out"
 mkdir -p "$out"
 
 tests_ok=1
-ctest --test-dir "$COV_DIR" -L '^(unit|sim|mpi)$' --output-on-failure || tests_ok=0
+ctest --test-dir "$COV_DIR" -L '^(unit|sim|mpi|omp)$' --output-on-failure || tests_ok=0
 
 # shellcheck disable=SC2086
 lcov --quiet $rc --capture --directory "$COV_DIR" --output-file "$out/all.info"

@@ -292,6 +292,53 @@ static void test_kernel_fault(void **state)
     close1(&s);
 }
 
+/* Every allocation of the worker, then of the host, failing in turn over
+ * a LOAD with bytes, a region printing 3 MiB and one faulting: each fails
+ * with a status or loses only its output (said so), nothing hangs or
+ * leaks, and the device serves (or, once faulted, refuses) what follows. */
+static void test_allocations_fail(void **state)
+{
+    (void)state;
+    for (int rank = 1; rank >= 0; rank--) {
+        for (uint64_t nth = 1; nth <= 40; nth++) {
+            scn s;
+            sim_config cfg = scn_fault_config(nth);
+            cfg.workers = 1;
+            assert_int_equal(scn_open(&s, &cfg, 1), 0);
+            sim_world_fail_alloc(s.w, rank, nth);
+            scn_load_bytes(&s, 0, 1, image, 13, NULL);
+            scn_execute(&s, 0, 1, SIM_K_PRINT, 3 * OTM_EXEC_FRAG, 0);
+            scn_execute(&s, 0, 1, SIM_K_PRINT, 100, 0);
+            scn_execute(&s, 0, 1, SIM_K_FAULT, 0, 0);
+            (void)wait0(&s);
+            const sim_host_seen *seen = sim_world_host_seen(s.w);
+            /* What arrived is the pattern, never more than was printed. */
+            assert_int_equal(seen->out_wrong, 0);
+            assert_true(seen->out_bytes <= 3 * OTM_EXEC_FRAG + 100);
+            close1(&s);
+        }
+    }
+}
+
+/* A LOAD that says its bytes travel but has none: the host refuses it. */
+static void test_load_without_bytes_refused(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = 1, .host = s.entries[1],
+                 .size = SIM_K_COUNT + 1, .result = &s.nentries[1],
+                 .image = {.id = 50, .bytes = image, .size = 0, .send = 1}};
+    otm_node *host = sim_world_node(s.w, 0);
+    assert_int_equal(otm_host_enqueue(host, s.q[0], &op, NULL), OTM_ERR_INVALID);
+    op.image = (otm_image_ref){.id = 51, .bytes = NULL, .size = 8, .send = 1};
+    assert_int_equal(otm_host_enqueue(host, s.q[0], &op, NULL), OTM_ERR_INVALID);
+    assert_true(otm_queue_empty(s.q[0]));
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    close1(&s);
+}
+
 int main(void)
 {
     make_image();
@@ -303,6 +350,8 @@ int main(void)
         cmocka_unit_test(test_load_transfer_fails),
         cmocka_unit_test(test_region_output),
         cmocka_unit_test(test_kernel_fault),
+        cmocka_unit_test(test_allocations_fail),
+        cmocka_unit_test(test_load_without_bytes_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

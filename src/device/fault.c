@@ -410,6 +410,11 @@ static _Noreturn void park(void)
         sigsuspend(&all);
 }
 
+#ifdef OTM_COVERAGE
+/* libgcov: writes the .gcda files (coverage builds only). */
+void __gcov_dump(void);
+#endif
+
 /* A fault nobody waits for: one line, then the default action of the signal,
  * as if this module were not there. */
 static void die(const otm_fault *f)
@@ -429,6 +434,9 @@ static void die(const otm_fault *f)
     if (r != NULL && write(r->fd, line, t.pos) < 0) {
         /* Nothing left to tell it to. */
     }
+#ifdef OTM_COVERAGE
+    __gcov_dump();          /* the process dies of the signal, unflushed */
+#endif
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);

@@ -46,6 +46,11 @@ otm_device *otm_host_device(int32_t id)
     return d;
 }
 
+#ifdef OTM_COVERAGE
+/* libgcov: writes the .gcda files, which _exit alone would skip. */
+void __gcov_dump(void);
+#endif
+
 /* ---- what regions print, and how they die ---- */
 
 /* Into the host's own stdio streams, so that the output takes its place
@@ -138,6 +143,9 @@ void otm_host_end_if_faulted(otm_plugin *p)
                    "with exit status %d", status);
     otm_host_end(p);
     fflush(NULL);
+#ifdef OTM_COVERAGE
+    __gcov_dump();
+#endif
     _exit(status);
 }
 

@@ -739,6 +739,55 @@ static otm_fault exit_of(int32_t by, int32_t status)
     return f;
 }
 
+/* Every si_code the module names, with its phrase: the host builds its
+ * message from these fields alone. */
+static void test_describe_every_code(void **state)
+{
+    static const struct {
+        int32_t signo, code;
+        const char *phrase;
+    } codes[] = {
+        {SIGSEGV, SEGV_MAPERR, "address not mapped to object"},
+        {SIGSEGV, SEGV_ACCERR, "invalid permissions for mapped object"},
+        {SIGSEGV, SEGV_BNDERR, "failed address bound checks"},
+        {SIGSEGV, SEGV_PKUERR, "failed protection key checks"},
+        {SIGBUS, BUS_ADRALN, "invalid address alignment"},
+        {SIGBUS, BUS_ADRERR, "nonexistent physical address"},
+        {SIGBUS, BUS_OBJERR, "object-specific hardware error"},
+        {SIGBUS, BUS_MCEERR_AR, "hardware memory error consumed"},
+        {SIGBUS, BUS_MCEERR_AO, "hardware memory error detected"},
+        {SIGFPE, FPE_INTDIV, "integer divide by zero"},
+        {SIGFPE, FPE_INTOVF, "integer overflow"},
+        {SIGFPE, FPE_FLTDIV, "floating-point divide by zero"},
+        {SIGFPE, FPE_FLTOVF, "floating-point overflow"},
+        {SIGFPE, FPE_FLTUND, "floating-point underflow"},
+        {SIGFPE, FPE_FLTRES, "floating-point inexact result"},
+        {SIGFPE, FPE_FLTINV, "floating-point invalid operation"},
+        {SIGFPE, FPE_FLTSUB, "subscript out of range"},
+        {SIGILL, ILL_ILLOPC, "illegal opcode"},
+        {SIGILL, ILL_ILLOPN, "illegal operand"},
+        {SIGILL, ILL_ILLADR, "illegal addressing mode"},
+        {SIGILL, ILL_ILLTRP, "illegal trap"},
+        {SIGILL, ILL_PRVOPC, "privileged opcode"},
+        {SIGILL, ILL_PRVREG, "privileged register"},
+        {SIGILL, ILL_COPROC, "coprocessor error"},
+        {SIGILL, ILL_BADSTK, "internal stack error"},
+        {SIGBUS, SI_TKILL, "sent by tkill or raise"},
+        {SIGILL, SI_QUEUE, "sent by sigqueue"},
+    };
+    char buf[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        otm_fault f = fault_of(codes[i].signo, codes[i].code, 0x40);
+
+        otm_fault_describe(&f, buf, sizeof(buf));
+        if (strstr(buf, codes[i].phrase) == NULL)
+            fail_msg("signal %d code %d: \"%s\" lacks \"%s\"", codes[i].signo,
+                     codes[i].code, buf, codes[i].phrase);
+    }
+}
+
 static void test_describe(void **state)
 {
     otm_fault f;
@@ -926,6 +975,7 @@ int main(void)
         cmocka_unit_test(test_several_threads),
         cmocka_unit_test(test_several_threads_foreign),
         cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_describe_every_code),
         cmocka_unit_test(test_outside_guarded_calls),
     };
 

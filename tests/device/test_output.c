@@ -64,6 +64,14 @@ static void child_fail_u64(int line, const char *what, uint64_t got,
             child_fail_u64(__LINE__, #got, g_, w_);                           \
     } while (0)
 
+#ifdef OTM_COVERAGE
+/* libgcov: writes the .gcda files, which _exit alone would skip. */
+void __gcov_dump(void);
+#define CHILD_DONE() __gcov_dump()
+#else
+#define CHILD_DONE() ((void)0)
+#endif
+
 /* Runs fn in a forked child and asserts that it exited 0. stdio is flushed
  * first so that the child does not inherit, and later flush, a copy of
  * cmocka's buffered output. */
@@ -78,6 +86,7 @@ static void in_child(void (*fn)(void))
     assert_true(pid >= 0);
     if (pid == 0) {
         fn();
+        CHILD_DONE();
         _exit(0);
     }
     while (waitpid(pid, &status, 0) < 0)
