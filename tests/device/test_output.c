@@ -632,6 +632,25 @@ static void test_closed_stderr(void **state)
     in_child(child_closed_stderr);
 }
 
+/* With stdin closed, the memfds (and the saved copies) never take
+ * descriptor 0, which stays closed; the capture works as usual. */
+static void child_closed_stdin(void)
+{
+    close(0);
+    otm_output *o = start();
+    CHECK(fcntl(0, F_GETFD) == -1 && errno == EBADF);
+    write_str(1, "in");
+    expect_pending(o, 2, 0);
+    expect_take(o, "in", "");
+    otm_output_stop(o);
+    CHECK(fcntl(0, F_GETFD) == -1 && errno == EBADF);
+}
+
+static void test_closed_stdin(void **state)
+{
+    in_child(child_closed_stdin);
+}
+
 /* Leaves 0, 1, 2 and diag_fd open, numbered without a gap, so that each
  * step of the descriptor limit allows exactly one more descriptor. A
  * child may close what it inherited from the test's launcher. */
@@ -715,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_start_twice),
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_closed_stderr),
+        cmocka_unit_test(test_closed_stdin),
         cmocka_unit_test(test_out_of_descriptors),
     };
 

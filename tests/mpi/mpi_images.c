@@ -6,7 +6,8 @@
  * the start-up one: loaded by reference); unregistered in every order, each
  * unregistration unloading its images on every device while the others
  * keep working; the start-up descriptor unregistered before a later one;
- * the job ends with the last unregistration only.
+ * the job ends with the last unregistration only; images a worker must
+ * refuse (not an image, names not the host's, no table it can know).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,37 @@ static void every_order(void)
     }
 }
 
+/* Images a worker must refuse: bytes that are no image, a table whose
+ * names are not the host's (another order), an image without a table
+ * that the worker never registered (it cannot know its entries). Each
+ * load_binary fails with a message; the job goes on. */
+static void bad_images(const void *bytes2, size_t size2, const void *bytes1, size_t size1)
+{
+    static const char *const what[3] = {"bytes that are no image",
+                                        "entry names in another order",
+                                        "no table, never registered by the workers"};
+    for (int k = 0; k < 3; k++) {
+        lib *l = &libs[0];
+        make_lib(l, k == 2 ? bytes1 : bytes2, k == 2 ? size1 : size2);
+        if (k == 0)
+            ((char *)l->image.ImageStart)[1] ^= 0x20;   /* "\x7fElf" */
+        if (k > 0) {
+            __tgt_offload_entry t = l->entries[0];
+            l->entries[0] = l->entries[1];
+            l->entries[1] = t;
+        }
+        CHECK(__tgt_rtl_register_lib(&l->desc) == OK, "register_lib: %s", what[k]);
+        mt_capture_begin();
+        __tgt_target_table *t = __tgt_rtl_load_binary(0, &l->image);
+        const char *msg = mt_capture_end();
+        CHECK(!t && strstr(msg, "load_binary on device 0 failed"),
+              "load_binary of an image with %s fails with a message", what[k]);
+        CHECK(__tgt_rtl_unregister_lib(&l->desc) == OK && mt_roundtrip(0, 4096, 5u + (uint32_t)k),
+              "unregister_lib; the job goes on");
+        free(l->image.ImageStart);
+    }
+}
+
 int main(void)
 {
     mt_start("mpi_images", 1);
@@ -153,6 +185,7 @@ int main(void)
         printf("not ok - cannot read the fixture images\n");
         return 1;
     }
+    bad_images(bytes2, size2, bytes1, size1);
     make_lib(&libs[0], bytes2, size2);
     make_lib(&libs[1], bytes2, size2);
     make_lib(&libs[2], bytes1, size1);
