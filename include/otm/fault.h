@@ -112,7 +112,10 @@ int otm_fault_signal(void);
  * (64 KiB + MINSIGSTKSZ, kept until the thread exits; a stack the thread
  * already has is used instead), so that a stack overflow is caught too. The
  * signal mask is restored on return; the fault signals and
- * otm_fault_signal() are unblocked during the call.
+ * otm_fault_signal() are unblocked during the call. A thread whose last
+ * call returned with them unblocked is taken to still have that mask (the
+ * caller does not change it between calls), which saves a system call per
+ * call.
  *
  * Several threads may be in guarded calls at once, up to 64; calls do not
  * nest: a guarded call from inside a kernel that runs guarded, or a 65th

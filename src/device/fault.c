@@ -52,6 +52,8 @@ typedef struct guard {
     uint64_t call;              /* the call's id */
     void *stack;                /* our alternate stack (mmap), or NULL */
     size_t stack_size;          /* including the guard page below it */
+    sigset_t mask;              /* the mask the last call returned with */
+    int mask_known;             /* ... and it lets the fault signals in */
 } guard;
 
 static __thread guard *my_guard __attribute__((tls_model("initial-exec")));
@@ -635,6 +637,15 @@ static void guarded_signals(sigset_t *set)
     sigaddset(set, kick_signo);
 }
 
+/* 1 when no fault signal (nor the kick) is blocked in `mask`. */
+static int lets_faults_in(const sigset_t *mask)
+{
+    for (size_t i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+        if (sigismember(mask, fault_signals[i]) == 1)
+            return 0;
+    return sigismember(mask, kick_signo) != 1;
+}
+
 /* Runs the call between sigsetjmp and the handlers' siglongjmp. Kept apart
  * so that nothing it changes after sigsetjmp is read after the jump. */
 static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
@@ -642,7 +653,9 @@ static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
 {
     otm_status st;
 
-    if (sigsetjmp(g->jump, 1) != 0) {
+    /* The mask is not saved here: the call puts it back itself, on both
+     * ways out (one system call less per region). */
+    if (sigsetjmp(g->jump, 0) != 0) {
         *fault = g->fault;
         return OTM_ERR_KERNEL_FAULT;
     }
@@ -672,14 +685,23 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
     st = claim_slot(g);
     if (st != OTM_OK)
         return st;
-    guarded_signals(&unblock);
-    pthread_sigmask(SIG_UNBLOCK, &unblock, &old);
+    /* A thread whose last call returned with the fault signals let in
+     * (the worker's threads: they never block them) needs no change now;
+     * the mask the kernel leaves is put back on return in any case. */
+    if (g->mask_known) {
+        old = g->mask;
+    } else {
+        guarded_signals(&unblock);
+        pthread_sigmask(SIG_UNBLOCK, &unblock, &old);
+    }
     st = run(g, fn, args, nargs, fault);
     if (release_slot(g, &late) && st == OTM_OK) {
         *fault = late;
         st = OTM_ERR_KERNEL_FAULT;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    g->mask = old;
+    g->mask_known = lets_faults_in(&old);
     return st;
 }
 
