@@ -71,7 +71,7 @@ typedef struct otm_device {
     otm_live *live;                 /* allocations handed out (pool on) */
     size_t nlive, live_cap;
     int failed;                     /* a region faulted: every call fails */
-    char failure[320];              /* why, for those calls */
+    char failure[640];              /* why, for those calls */
 } otm_device;
 
 /* An image loaded on a worker. */
