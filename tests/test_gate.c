@@ -169,6 +169,25 @@ static void m_exchange_role(otm_notify *n, int *len)
     n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = 9; (void)len;
 }
 
+static void m_load(otm_notify *n, int *len, uint32_t flags)
+{
+    n->kind = OTM_KIND_LOAD; n->a[0] = 9; n->a[1] = 8; n->a[2] = 4; n->a[3] = 64;
+    n->flags = flags;
+    n->inline_len = OTM_WIRE_LOAD_DESC_SIZE; *len += OTM_WIRE_LOAD_DESC_SIZE;
+}
+static void m_load_no_desc(otm_notify *n, int *len)
+{
+    m_load(n, len, 0);
+    n->inline_len = 0; *len -= OTM_WIRE_LOAD_DESC_SIZE;
+}
+static void m_load_flags(otm_notify *n, int *len) { m_load(n, len, 8); }
+/* The descriptor is zeros: an image of 0 bytes, said to travel. */
+static void m_load_send_empty(otm_notify *n, int *len) { m_load(n, len, OTM_LOAD_SEND); }
+static void m_unload_unknown(otm_notify *n, int *len)
+{
+    n->kind = OTM_KIND_UNLOAD; n->a[0] = 777; (void)len;
+}
+
 typedef struct bad_case {
     const char *name;
     mutate_fn mutate;
@@ -193,6 +212,10 @@ static const bad_case answered[] = {
     {"EXCHANGE with an unknown role", m_exchange_role, OTM_ERR_BAD_MESSAGE},
     {"EXCHANGE with no peer", m_exchange_no_peer, OTM_ERR_BAD_MESSAGE},
     {"EXCHANGE with itself as the peer", m_exchange_self, OTM_ERR_BAD_MESSAGE},
+    {"LOAD without its image descriptor", m_load_no_desc, OTM_ERR_BAD_MESSAGE},
+    {"LOAD with unknown flags", m_load_flags, OTM_ERR_BAD_MESSAGE},
+    {"LOAD of an image of 0 bytes that travels", m_load_send_empty, OTM_ERR_BAD_MESSAGE},
+    {"UNLOAD of a load that never was", m_unload_unknown, OTM_ERR_NO_IMAGE},
 };
 
 static void test_bad_notifications_answered(void **state)

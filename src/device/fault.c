@@ -436,9 +436,6 @@ static void die(const otm_fault *f)
     if (r != NULL && write(r->fd, line, t.pos) < 0) {
         /* Nothing left to tell it to. */
     }
-#ifdef OTM_COVERAGE
-    __gcov_dump();          /* the process dies of the signal, unflushed */
-#endif
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
@@ -449,6 +446,9 @@ static void die(const otm_fault *f)
     raise(f->signo);
     sigemptyset(&set);
     sigaddset(&set, f->signo);
+#ifdef OTM_COVERAGE
+    __gcov_dump();          /* the process dies at the unblock, unflushed */
+#endif
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 

@@ -366,6 +366,17 @@ static void test_llvm16(void)
               "(%ld queries): a = %lld", d, queries, (long long)ra);
         CHECK(__tgt_rtl_query_async(d, &ai) == OK,
               "device %d: query_async of a released queue succeeds", d);
+        /* A queue whose operation fails: query_async says so when it
+         * releases the queue. */
+        mt_capture_begin();
+        int queued = __tgt_rtl_data_submit_async(d, (char *)a + (1 << 20), &ra, 8, &ai) == OK;
+        int32_t last = OK;
+        while (queued && ai.Queue)
+            last = __tgt_rtl_query_async(d, &ai);
+        const char *qerr = mt_capture_end();
+        CHECK(queued && last != OK && ai.Queue == NULL && strstr(qerr, "omptarget-mpi"),
+              "device %d: a submit outside every allocation, queued; query_async fails "
+              "once it releases the queue, with a message", d);
 
         /* Bad input fails with a message, nothing is queued. */
         mt_capture_begin();
