@@ -50,6 +50,7 @@
 
 #include <mpi.h>
 
+#include "otm/config.h"
 #include "otm/frag.h"
 #include "otm/status.h"
 
@@ -107,7 +108,6 @@ enum {
     OTM_SLOT_PREAMBLE,      /* exchange: source -> destination */
     OTM_SLOT_FRAG0,         /* first of OTM_WINDOW_MAX fragment slots */
 };
-#define OTM_WINDOW_MAX 4
 #define OTM_SLOTS (OTM_SLOT_FRAG0 + OTM_WINDOW_MAX)
 
 typedef struct otm_node otm_node;

@@ -31,6 +31,7 @@
 
 #include <mpi.h>
 
+#include "otm/config.h"
 #include "otm/event.h"
 #include "otm/registry.h"
 #include "otm/status.h"
@@ -124,21 +125,6 @@ typedef struct otm_hooks {
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;
-
-typedef struct otm_config {
-    int ncomms;             /* event communicators, 1..64 */
-    uint64_t frag_size;     /* bytes per fragment, 1..INT_MAX */
-    uint32_t inline_max;    /* largest payload carried inline, <= 1 MiB */
-    int tag_space;          /* tags per communicator, >= 1 (clamped to UB) */
-    int window;             /* fragments in flight per event, 1..4 */
-    uint64_t timeout_ns;    /* no progress for this long fails; 0 = never */
-    uint64_t kernel_timeout_ns; /* EXECUTE waiting for its kernel; 0 = never */
-} otm_config;
-
-/* The defaults documented in the README. */
-otm_config otm_config_default(void);
-/* OTM_ERR_INVALID naming nothing: callers name the variable. */
-otm_status otm_config_check(const otm_config *cfg);
 
 typedef enum otm_life {
     OTM_LIFE_RUNNING = 0,   /* serving */
@@ -267,6 +253,10 @@ int otm_gate_poll_once(otm_node *node);
 /* 1 while one of the worker's data events moves payload
  * (otm_event_streaming): the gate's thread should keep polling. */
 int otm_node_streaming(otm_node *node);
+
+/* 1 when a kernel event waits that no handler has claimed: a handler
+ * thread started now would have work. */
+int otm_node_kernels_waiting(otm_node *node);
 
 /* Claims the first kernel event no other handler holds and progresses it
  * once (the first step runs the kernel, which may take long); frees it if

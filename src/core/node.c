@@ -62,30 +62,6 @@ void otm_log(otm_node *node, int level, const char *fmt, ...)
     node->hooks.log(node->hooks.ctx, level, line);
 }
 
-/* ---- configuration ------------------------------------------------------------ */
-
-otm_config otm_config_default(void)
-{
-    otm_config c = {
-        .ncomms = 4,
-        .frag_size = 64u << 20,
-        .inline_max = 4096,
-        .tag_space = 65535,
-        .window = 4,
-        .timeout_ns = 0,
-    };
-    return c;
-}
-
-otm_status otm_config_check(const otm_config *c)
-{
-    if (c->ncomms < 1 || c->ncomms > 64 || c->frag_size < 1 ||
-        c->frag_size > INT_MAX || c->inline_max > (1u << 20) ||
-        c->tag_space < 1 || c->window < 1 || c->window > OTM_WINDOW_MAX)
-        return OTM_ERR_INVALID;
-    return OTM_OK;
-}
-
 /* ---- events ---------------------------------------------------------------- */
 
 otm_event *otm_event_new(otm_node *node, otm_kind kind, otm_side side)
@@ -671,6 +647,16 @@ int otm_node_kernels_idle(otm_node *node)
     int idle = node->kern_head == NULL;
     otm_unlock(node);
     return idle;
+}
+
+int otm_node_kernels_waiting(otm_node *node)
+{
+    otm_lock(node);
+    int waiting = 0;
+    for (otm_event *ev = node->kern_head; ev && !waiting; ev = ev->next)
+        waiting = !ev->claimed;
+    otm_unlock(node);
+    return waiting;
 }
 
 int otm_node_drained(otm_node *node, const otm_event *ev)
