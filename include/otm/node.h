@@ -264,17 +264,4 @@ int otm_node_kernels_waiting(otm_node *node);
  * different event. Returns 1 if anything moved. */
 int otm_handler_run_once(otm_node *node);
 
-/* ---- shared -------------------------------------------------------------- */
-
-/* Appends a line to the node's log hook, prefixed with the rank. */
-void otm_log(otm_node *node, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Internal: allocation through the hooks. */
-void *otm_alloc(otm_node *node, size_t size);
-void otm_free(otm_node *node, void *p);
-uint64_t otm_now(otm_node *node);
-void otm_lock(otm_node *node);
-void otm_unlock(otm_node *node);
-
 #endif

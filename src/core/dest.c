@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
+void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
                          uint8_t *msg, uint32_t len, int src)
 {
     ev->rank = src;
@@ -24,6 +24,40 @@ void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
     memcpy(ev->a, n->a, sizeof ev->a);
     ev->msg = msg;
     ev->msg_len = len;
+}
+
+const char *otm__dest_unroutable(const otm_node *node, const otm_notify *n)
+{
+    int exit_tag = n->kind == OTM_KIND_EXIT && n->tag == OTM_TAG_EXIT && n->comm == 0;
+    if (n->comm >= (uint32_t)node->cfg.ncomms || n->tag > (uint32_t)node->tag_ub ||
+        (n->tag < OTM_TAG_FIRST && !exit_tag))
+        return "communicator or tag out of range";
+    return NULL;
+}
+
+static otm_status check_execute(const otm_node *node, const otm_event *ev)
+{
+    uint64_t nargs = ev->a[1];
+    if (nargs > OTM_MAX_ARGS || ev->msg_len - OTM_WIRE_NOTIFY_SIZE != nargs * 16)
+        return OTM_ERR_BAD_MESSAGE;
+    return otm__table_has_kernel(node, ev->a[0]) ? OTM_OK : OTM_ERR_NO_KERNEL;
+}
+
+otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decoded)
+{
+    if (decoded)
+        return decoded;
+    switch (ev->kind) {
+    case OTM_KIND_ALLOC: case OTM_KIND_DELETE: case OTM_KIND_SUBMIT:
+    case OTM_KIND_RETRIEVE: case OTM_KIND_EXCHANGE: case OTM_KIND_EXECUTE:
+    case OTM_KIND_EXIT: case OTM_KIND_LOAD: case OTM_KIND_UNLOAD: break;
+    default: return OTM_ERR_BAD_KIND;
+    }
+    if (node->life != OTM_LIFE_RUNNING)
+        return OTM_ERR_SHUTDOWN;
+    if (node->failed && ev->kind != OTM_KIND_EXIT)
+        return OTM_ERR_DEVICE_FAILED;
+    return ev->kind == OTM_KIND_EXECUTE ? check_execute(node, ev) : OTM_OK;
 }
 
 static const uint8_t *inline_data(const otm_event *ev)
@@ -63,7 +97,7 @@ static int to_payload(otm_node *node, otm_event *ev, otm_status st,
 {
     ev->status = st;
     ev->discard = st != OTM_OK;
-    otm_plan_payload(node, ev, total, frag);
+    otm__plan_payload(node, ev, total, frag);
     ev->step = OTM_AT_PAYLOAD;
     return 1;
 }
@@ -71,11 +105,11 @@ static int to_payload(otm_node *node, otm_event *ev, otm_status st,
 static int start_alloc(otm_node *node, otm_event *ev)
 {
     uint64_t size = ev->a[0];
-    void *p = size > SIZE_MAX / 2 ? NULL : otm_alloc(node, size ? size : 1);
+    void *p = size > SIZE_MAX / 2 ? NULL : otm__alloc(node, size ? size : 1);
     if (!p)
         return to_reply(ev, OTM_ERR_NOMEM);
     if (otm_registry_add(&node->registry, (uintptr_t)p, size, OTM_REGION_ALLOC)) {
-        otm_free(node, p);
+        otm__free(node, p);
         return to_reply(ev, OTM_ERR_NOMEM);
     }
     ev->value = (uint64_t)(uintptr_t)p;
@@ -86,7 +120,7 @@ static int start_delete(otm_node *node, otm_event *ev)
 {
     otm_status st = otm_registry_remove(&node->registry, (uintptr_t)ev->a[0], NULL);
     if (st == OTM_OK)
-        otm_free(node, (void *)(uintptr_t)ev->a[0]);
+        otm__free(node, (void *)(uintptr_t)ev->a[0]);
     return to_reply(ev, st);
 }
 
@@ -138,27 +172,27 @@ static int start_exchange(otm_node *node, otm_event *ev)
         /* The preamble tells the receiving worker whether data follows. */
         otm_reply pre = {.status = check(node, src, size)};
         ev->status = pre.status;
-        ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE);
+        ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
         if (!ev->reply)
             return to_reply(ev, OTM_ERR_NOMEM);
         otm_wire_put_reply(ev->reply, &pre);
-        st = otm_post_send(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+        st = otm__post_send(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
                            OTM_WIRE_REPLY_SIZE, ev->peer);
         if (st)
-            return otm_event_fail(node, ev, st);
+            return otm__event_fail(node, ev, st);
         if (pre.status || size == 0)
             return to_reply(ev, pre.status);
         return to_payload(node, ev, OTM_OK, size, ev->a[3]);
     }
     case OTM_XCHG_RECV:
         ev->status = check(node, dst, size);
-        ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE);
+        ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
         if (!ev->reply)
             return to_reply(ev, OTM_ERR_NOMEM);
-        st = otm_post_recv(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+        st = otm__post_recv(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
                            OTM_WIRE_REPLY_SIZE, ev->peer);
         if (st)
-            return otm_event_fail(node, ev, st);
+            return otm__event_fail(node, ev, st);
         ev->step = OTM_AT_PREAMBLE;
         return 1;
     default:
@@ -199,14 +233,14 @@ static int start_load(otm_node *node, otm_event *ev)
         return to_reply(ev, st);
     if (ref.size > OTM_IMAGE_MAX)
         st = OTM_ERR_BAD_SIZE;
-    else if (!(ev->scratch = otm_alloc(node, (size_t)ref.size)))
+    else if (!(ev->scratch = otm__alloc(node, (size_t)ref.size)))
         st = OTM_ERR_NOMEM;
     return to_payload(node, ev, st, ref.size, ev->a[2]);
 }
 
 static int start(otm_node *node, otm_event *ev)
 {
-    otm_set_state(ev, OTM_RUNNING);
+    otm__set_state(ev, OTM_RUNNING);
     if (ev->status)                 /* rejected by the gate */
         return to_reply(ev, (otm_status)ev->status);
     switch (ev->kind) {
@@ -227,7 +261,7 @@ static int start(otm_node *node, otm_event *ev)
 
 static int preamble_step(otm_node *node, otm_event *ev)
 {
-    int count = 0, r = otm_await_slot(node, ev, OTM_SLOT_PREAMBLE, &count);
+    int count = 0, r = otm__await_slot(node, ev, OTM_SLOT_PREAMBLE, &count);
     if (r <= 0)
         return r < 0;
     otm_reply pre;
@@ -259,13 +293,13 @@ static void keep_result(otm_node *node, otm_event *ev, const otm_region_fault *f
     if (!faulted && r.out_len + r.err_len == 0)
         return;
     uint64_t len = OTM_WIRE_EXEC_HEAD + r.out_len + r.err_len;
-    ev->scratch = len <= SIZE_MAX / 2 ? otm_alloc(node, (size_t)len) : NULL;
+    ev->scratch = len <= SIZE_MAX / 2 ? otm__alloc(node, (size_t)len) : NULL;
     if (ev->scratch && r.out_len + r.err_len &&
         d->output_take(d->ctx, ev->scratch + OTM_WIRE_EXEC_HEAD, r.out_len, r.err_len))
         r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
     if (!ev->scratch && faulted) {
         r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
-        ev->scratch = otm_alloc(node, len);
+        ev->scratch = otm__alloc(node, len);
     }
     if (!ev->scratch)
         return;
@@ -281,7 +315,7 @@ static otm_status run_kernel(otm_node *node, otm_event *ev)
     if (!node->hooks.device.run_kernel)
         return OTM_ERR_NO_KERNEL;
     if (nargs) {
-        args = otm_alloc(node, nargs * sizeof *args);
+        args = otm__alloc(node, nargs * sizeof *args);
         if (!args)
             return OTM_ERR_NOMEM;
     }
@@ -294,7 +328,7 @@ static otm_status run_kernel(otm_node *node, otm_event *ev)
     }
     otm_status st = node->hooks.device.run_kernel(
         node->hooks.device.ctx, ev->a[0], args, nargs, ev->a[2], ev->a[3], &fault);
-    otm_free(node, args);
+    otm__free(node, args);
     /* A process whose region faulted may hold broken state (a lock taken,
      * memory overwritten): from now on it serves only the EXIT. */
     if (st == OTM_ERR_KERNEL_FAULT)
@@ -315,19 +349,19 @@ static otm_status run_load(otm_node *node, otm_event *ev)
     ref.bytes = ref.send ? ev->scratch : NULL;
     if (!d->load_image)
         return OTM_ERR_NO_KERNEL;
-    if (otm_node_image(node, ref.id))
+    if (otm__table_image(node, ref.id))
         return OTM_ERR_INVALID;     /* the host reused a live load's id */
     otm_status st = d->load_image(d->ctx, &ref, &e, &count);
-    otm_free(node, ev->scratch);
+    otm__free(node, ev->scratch);
     ev->scratch = NULL;
     if (st)
         return st;
     if (count > (UINT32_MAX / 16))
         st = OTM_ERR_BAD_SIZE;
     if (st == OTM_OK)
-        st = otm_node_add_image(node, ref.id, e, count);
-    if (st == OTM_OK && count && !(ev->scratch = otm_alloc(node, count * 16))) {
-        otm_node_drop_image(node, ref.id);
+        st = otm__table_add_image(node, ref.id, e, count);
+    if (st == OTM_OK && count && !(ev->scratch = otm__alloc(node, count * 16))) {
+        otm__table_drop_image(node, ref.id);
         st = OTM_ERR_NOMEM;
     }
     if (st) {
@@ -344,7 +378,7 @@ static otm_status run_load(otm_node *node, otm_event *ev)
 /* Drops the entries of a loaded image, then unloads it. */
 static otm_status run_unload(otm_node *node, otm_event *ev)
 {
-    if (otm_node_drop_image(node, ev->a[0]))
+    if (otm__table_drop_image(node, ev->a[0]))
         return OTM_ERR_NO_IMAGE;
     if (node->hooks.device.unload_image)
         node->hooks.device.unload_image(node->hooks.device.ctx, ev->a[0]);
@@ -390,21 +424,21 @@ static int post_reply(otm_node *node, otm_event *ev)
     uint32_t inl = bytes && bytes <= cap ? (uint32_t)bytes : 0;
     otm_reply r = {.status = ev->status, .inline_len = inl,
                    .value = ev->kind == OTM_KIND_RETRIEVE ? 0 : ev->value};
-    otm_free(node, ev->reply);
-    ev->reply = otm_alloc(node, OTM_WIRE_REPLY_SIZE + inl);
+    otm__free(node, ev->reply);
+    ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE + inl);
     if (!ev->reply)
-        return otm_event_fail(node, ev, OTM_ERR_NOMEM);
+        return otm__event_fail(node, ev, OTM_ERR_NOMEM);
     otm_wire_put_reply(ev->reply, &r);
     if (inl)
         memcpy(ev->reply + OTM_WIRE_REPLY_SIZE, src, inl);
-    otm_status st = otm_post_send(node, ev, OTM_SLOT_REPLY, ev->reply,
+    otm_status st = otm__post_send(node, ev, OTM_SLOT_REPLY, ev->reply,
                                   OTM_WIRE_REPLY_SIZE + inl, ev->rank);
     if (st)
-        return otm_event_fail(node, ev, st);
+        return otm__event_fail(node, ev, st);
     ev->replied = 1;
-    otm_set_state(ev, OTM_WAITING);
+    otm__set_state(ev, OTM_WAITING);
     if (bytes > inl) {
-        otm_plan_payload(node, ev, bytes, exec ? OTM_EXEC_FRAG : ev->a[2]);
+        otm__plan_payload(node, ev, bytes, exec ? OTM_EXEC_FRAG : ev->a[2]);
         ev->step = OTM_AT_REPLY_DATA;
     }
     return 1;
@@ -414,12 +448,12 @@ static int reply_step(otm_node *node, otm_event *ev)
 {
     if (!ev->replied)
         return post_reply(node, ev);
-    int r = otm_await_slot(node, ev, OTM_SLOT_PREAMBLE, NULL);
+    int r = otm__await_slot(node, ev, OTM_SLOT_PREAMBLE, NULL);
     if (r > 0)
-        r = otm_await_slot(node, ev, OTM_SLOT_REPLY, NULL);
+        r = otm__await_slot(node, ev, OTM_SLOT_REPLY, NULL);
     if (r <= 0)
         return r < 0;
-    return otm_finish(node, ev, (otm_status)ev->status, 1);
+    return otm__finish(node, ev, (otm_status)ev->status, 1);
 }
 
 static int payload_step(otm_node *node, otm_event *ev, int after_reply)
@@ -438,9 +472,9 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
         base = (uint8_t *)(uintptr_t)(sending ? ev->a[0] : ev->a[1]);
     else
         base = (uint8_t *)(uintptr_t)ev->a[0];
-    int moved = otm_pump(node, ev, sending, base, peer, &st);
+    int moved = otm__pump(node, ev, sending, base, peer, &st);
     if (st)
-        return otm_event_fail(node, ev, st);
+        return otm__event_fail(node, ev, st);
     if (ev->moved < ev->plan.count)
         return moved;
     /* A received image is loaded next; otherwise the reply follows. */
@@ -453,11 +487,11 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
 static int drain_step(otm_node *node, otm_event *ev)
 {
     if (ev->kind == OTM_KIND_UNLOAD)
-        return otm_node_kernels_idle(node) ? to_reply(ev, run_unload(node, ev)) : 0;
-    return otm_node_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
+        return otm__runq_kernels_idle(node) ? to_reply(ev, run_unload(node, ev)) : 0;
+    return otm__runq_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
 }
 
-int otm_dest_step(otm_node *node, otm_event *ev)
+int otm__dest_step(otm_node *node, otm_event *ev)
 {
     switch (ev->step) {
     case OTM_AT_START: return start(node, ev);

@@ -1,10 +1,21 @@
 /*
- * internal.h - helpers shared by the core's translation units. Not part of
- * any public contract; everything here assumes the caller holds the
- * invariants stated in otm/event.h and otm/node.h.
+ * internal.h - what the core's files share and nobody else may use.
+ *
+ * Internal names carry the prefix otm__ (public ones otm_). Declarations
+ * are grouped by the file that defines them, in the core's dependency
+ * order: each file uses only the ones above its own section (see
+ * tools/code-map.sh graph and docs/DESIGN.md §3).
+ *
+ *   log.c, request.c -> event.c -> payload.c, table.c, runq.c
+ *     -> origin.c, dest.c -> progress.c -> host.c, gate.c -> node.c
+ *
+ * Everything here assumes the invariants stated in otm/event.h and
+ * otm/node.h.
  */
 #ifndef OTM_INTERNAL_H
 #define OTM_INTERNAL_H
+
+#include <stdlib.h>
 
 #include "otm/event.h"
 #include "otm/node.h"
@@ -17,81 +28,169 @@
 /* Largest device image a worker accepts over the wire. */
 #define OTM_IMAGE_MAX (1ull << 30)
 
-/* Allocates a zeroed event, links it into node->all and gives it an id.
- * Returns NULL when memory is short. */
-otm_event *otm_event_new(otm_node *node, otm_kind kind, otm_side side);
+/* ---- the hooks (otm/node.h), with their defaults ---------------------------- */
 
-/* Unlinks and frees an ended event with no request outstanding. */
-void otm_event_free(otm_node *node, otm_event *ev);
+static inline void *otm__alloc(otm_node *node, size_t size)
+{
+    return node->hooks.alloc ? node->hooks.alloc(node->hooks.ctx, size)
+                             : malloc(size);
+}
 
-/* Starts failing `ev` with `st`: cancels its receives, detaches its sends,
- * and lets progress finish the cancellation. Returns 1 (it moved). */
-int otm_event_fail(otm_node *node, otm_event *ev, otm_status st);
+static inline void otm__free(otm_node *node, void *p)
+{
+    if (!p)
+        return;
+    if (node->hooks.release)
+        node->hooks.release(node->hooks.ctx, p);
+    else
+        free(p);
+}
 
-/* Releases every MPI request of an event without waiting (teardown only). */
-void otm_event_abandon(otm_node *node, otm_event *ev);
+/* 0 without a clock: then nothing times out. */
+static inline uint64_t otm__now(otm_node *node)
+{
+    return node->hooks.now ? node->hooks.now(node->hooks.ctx) : 0;
+}
 
-/* Sets up the destination half from a decoded notification; takes
- * ownership of `msg`. The event then validates itself when progressed. */
-void otm_event_init_dest(otm_node *node, otm_event *ev, const otm_notify *n,
-                         uint8_t *msg, uint32_t len, int src);
+static inline void otm__lock(otm_node *node)
+{
+    if (node->hooks.lock)
+        node->hooks.lock(node->hooks.ctx);
+}
+
+static inline void otm__unlock(otm_node *node)
+{
+    if (node->hooks.unlock)
+        node->hooks.unlock(node->hooks.ctx);
+}
 
 /* Tells the trace hook, if there is one, that `ev` reached `point`. */
-static inline void otm_trace_at(otm_node *node, otm_event *ev, otm_trace_point point)
+static inline void otm__trace_at(otm_node *node, otm_event *ev, otm_trace_point point)
 {
     if (node->hooks.trace)
         node->hooks.trace(node->hooks.ctx, ev, (int)point);
 }
 
-/* Worker: 1 when a live event already talks on (comm, tag, rank). */
-int otm_node_key_live(otm_node *node, int comm, int tag, int rank);
+/* ---- log.c ------------------------------------------------------------------- */
 
-/* Worker: records the image of load `id` and its entries (kernels go to
- * the kernel table, globals to the registry); on failure nothing stays. */
-otm_status otm_node_add_image(otm_node *node, uint64_t id, const otm_entry *e,
-                              uint64_t count);
-/* Worker: forgets the image of load `id` and the entries no other loaded
- * image lists. OTM_ERR_NO_IMAGE when there is no such load. */
-otm_status otm_node_drop_image(otm_node *node, uint64_t id);
-otm_loaded_image *otm_node_image(otm_node *node, uint64_t id);
-int otm_node_has_kernel(const otm_node *node, uint64_t kernel);
-/* Worker: 1 when no kernel event is queued or running. */
-int otm_node_kernels_idle(otm_node *node);
+/* Appends a line to the node's log hook, prefixed with the rank. */
+void otm__log(otm_node *node, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-/* Worker: 1 when the EXIT event `ev` is the only thing left to run. */
-int otm_node_drained(otm_node *node, const otm_event *ev);
+/* ---- request.c: one MPI request per slot ------------------------------------- */
 
+typedef enum otm__test_result {
+    OTM__T_PENDING = 0, /* still in flight */
+    OTM__T_DONE,        /* completed successfully */
+    OTM__T_ERROR,       /* completed with an error (e.g. truncated) */
+    OTM__T_FAILED       /* the call itself failed; the request is still live */
+} otm__test_result;
 
-/* ---- event.c: machinery shared by the two halves ---- */
-
-int otm_slot_active(const otm_event *ev, int s);
-int otm_any_active(const otm_event *ev);
+void otm__slots_init(otm_event *ev);
+int otm__slot_active(const otm_event *ev, int s);
+int otm__slot_is_recv(const otm_event *ev, int s);
+int otm__any_active(const otm_event *ev);
 /* Isend/Irecv on the event's (communicator, tag); notifications go on the
  * control communicator. Errors leave the slot empty. */
-otm_status otm_post_send(otm_node *node, otm_event *ev, int s,
-                         const void *buf, uint64_t len, int dest);
-otm_status otm_post_notify(otm_node *node, otm_event *ev, int s,
-                           const void *buf, uint64_t len, int dest);
-otm_status otm_post_recv(otm_node *node, otm_event *ev, int s, void *buf,
-                         uint64_t len, int src);
-/* 1: slot free, 0: pending, -1: failed (the event is now failing). */
-int otm_await_slot(otm_node *node, otm_event *ev, int s, int *count);
-void otm_set_state(otm_event *ev, otm_state st);
-/* Ends an event whose requests are all complete; `clean` says both sides
- * consumed every message on the tag. Returns 1. */
-int otm_finish(otm_node *node, otm_event *ev, otm_status st, int clean);
-void otm_plan_payload(otm_node *node, otm_event *ev, uint64_t total,
-                      uint64_t frag);
-int otm_pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
-             int peer, otm_status *st);
+otm_status otm__post_send(otm_node *node, otm_event *ev, int s,
+                          const void *buf, uint64_t len, int dest);
+otm_status otm__post_notify(otm_node *node, otm_event *ev, int s,
+                            const void *buf, uint64_t len, int dest);
+otm_status otm__post_recv(otm_node *node, otm_event *ev, int s, void *buf,
+                          uint64_t len, int src);
+/* Tests slot s; on completion of a receive, *count (may be NULL) gets the
+ * bytes received. */
+otm__test_result otm__slot_test(otm_event *ev, int s, int *count);
+/* Failing: cancels every receive (recorded in cancel_mask); then, slot by
+ * slot, settle tests what is left, and when `late` detaches a send that
+ * never completed (ev->abandoned). settle returns 1 if the slot moved. */
+void otm__slots_cancel(otm_event *ev);
+int otm__slot_settle(otm_event *ev, int s, int late);
+/* Releases every request without waiting (tear-down only). */
+void otm__slots_abandon(otm_event *ev);
 
-/* One resume point of each half (origin.c, dest.c). Return 1 if moved. */
-int otm_origin_step(otm_node *node, otm_event *ev);
-int otm_dest_step(otm_node *node, otm_event *ev);
+/* ---- event.c: an event's life -------------------------------------------- */
+
+/* Allocates a zeroed event, links it into node->all and gives it an id.
+ * Returns NULL when memory is short. */
+otm_event *otm__event_new(otm_node *node, otm_kind kind, otm_side side);
+/* Unlinks and frees an ended event with no request outstanding; one whose
+ * sends were detached goes to the graveyard instead. */
+void otm__event_free(otm_node *node, otm_event *ev);
+/* Frees the graveyard (otm_node_release). */
+void otm__event_bury(otm_node *node);
+/* States only grow (a trap otherwise); stored atomically. */
+void otm__set_state(otm_event *ev, otm_state st);
+/* 1: slot free, 0: pending, -1: failed (the event is now failing). */
+int otm__await_slot(otm_node *node, otm_event *ev, int s, int *count);
+/* Ends an event whose requests are all complete; `clean` says both sides
+ * consumed every message on the tag (else the tag is retired). Returns 1. */
+int otm__finish(otm_node *node, otm_event *ev, otm_status st, int clean);
+/* Starts failing `ev` with `st`: cancels its receives and lets
+ * otm__cancel_progress finish. Returns 1 (it moved). */
+int otm__event_fail(otm_node *node, otm_event *ev, otm_status st);
+int otm__cancel_progress(otm_node *node, otm_event *ev);
+
+/* ---- payload.c: fragments ------------------------------------------------ */
+
+/* Plans a payload of `total` bytes in fragments of `frag`. */
+void otm__plan_payload(otm_node *node, otm_event *ev, uint64_t total,
+                       uint64_t frag);
+/* Keeps up to `window` fragments in flight with `peer`, sending from or
+ * receiving into `base` (or the sink when discarding). Returns 1 if
+ * anything moved; *st is set on failure. Complete when moved == count. */
+int otm__pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
+              int peer, otm_status *st);
+
+/* ---- table.c: a worker's images and kernels -------------------------------- */
+
+/* Records the image of load `id` and its entries (kernels go to the
+ * kernel table, globals to the registry); on failure nothing stays. */
+otm_status otm__table_add_image(otm_node *node, uint64_t id, const otm_entry *e,
+                                uint64_t count);
+/* Forgets the image of load `id` and the entries no other loaded image
+ * lists. OTM_ERR_NO_IMAGE when there is no such load. */
+otm_status otm__table_drop_image(otm_node *node, uint64_t id);
+otm_loaded_image *otm__table_image(otm_node *node, uint64_t id);
+int otm__table_has_kernel(const otm_node *node, uint64_t kernel);
+void otm__table_fini(otm_node *node);
+
+/* ---- runq.c: a worker's run queues (each call takes the lock) --------------- */
+
+/* An admitted EXECUTE goes to the kernel queue, anything else to the
+ * data queue. */
+void otm__runq_push(otm_node *node, otm_event *ev);
+/* 1 when a live event already talks on (comm, tag, rank). */
+int otm__runq_key_live(otm_node *node, int comm, int tag, int rank);
+/* 1 when no kernel event is queued or running. */
+int otm__runq_kernels_idle(otm_node *node);
+/* 1 when the EXIT event `ev` is the only thing left to run. */
+int otm__runq_drained(otm_node *node, const otm_event *ev);
+/* The first kernel event no handler holds, now claimed (NULL: none); then
+ * settle gives it back, unlinked when it ended. */
+otm_event *otm__runq_claim_kernel(otm_node *node);
+void otm__runq_settle_kernel(otm_node *node, otm_event *ev);
+
+/* ---- origin.c, dest.c: the two halves ----------------------------------------- */
 
 /* Bytes of payload a notification of this origin event carries inline. */
-uint32_t otm_origin_inline_len(const otm_node *node, const otm_op *op);
+uint32_t otm__origin_inline_len(const otm_node *node, const otm_op *op);
 /* Fills the origin event from `op`; builds the notification buffer. */
-otm_status otm_origin_init(otm_node *node, otm_event *ev, const otm_op *op);
+otm_status otm__origin_init(otm_node *node, otm_event *ev, const otm_op *op);
+/* All validation of what the host sent, in three steps: the gate asks
+ * unroutable (a reason to drop, or NULL) before an event exists, then
+ * admit (the status the event answers with: the decoding's, then kind,
+ * life and device checks), and the event's start checks its parameters. */
+const char *otm__dest_unroutable(const otm_node *node, const otm_notify *n);
+otm_status otm__dest_admit(otm_node *node, const otm_event *ev,
+                           otm_status decoded);
+/* Sets up the destination half from a decoded notification; takes
+ * ownership of `msg`. */
+void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
+                    uint8_t *msg, uint32_t len, int src);
+
+/* One resume point of each half. Return 1 if moved. */
+int otm__origin_step(otm_node *node, otm_event *ev);
+int otm__dest_step(otm_node *node, otm_event *ev);
 
 #endif

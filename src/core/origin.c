@@ -22,7 +22,7 @@ static int notifications(const otm_event *ev)
     return ev->kind == OTM_KIND_EXCHANGE && !is_exchange_local(ev) ? 2 : 1;
 }
 
-uint32_t otm_origin_inline_len(const otm_node *node, const otm_op *op)
+uint32_t otm__origin_inline_len(const otm_node *node, const otm_op *op)
 {
     if (op->kind == OTM_KIND_SUBMIT && op->size <= node->cfg.inline_max)
         return (uint32_t)op->size;
@@ -104,14 +104,14 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     }
 }
 
-otm_status otm_origin_init(otm_node *node, otm_event *ev, const otm_op *op)
+otm_status otm__origin_init(otm_node *node, otm_event *ev, const otm_op *op)
 {
     set_params(node, ev, op);
     if (op->kind == OTM_KIND_SYNC)
         return OTM_OK;
-    uint32_t inl = otm_origin_inline_len(node, op);
+    uint32_t inl = otm__origin_inline_len(node, op);
     ev->msg_len = OTM_WIRE_NOTIFY_SIZE + inl;
-    ev->msg = otm_alloc(node, (size_t)ev->msg_len * (size_t)notifications(ev));
+    ev->msg = otm__alloc(node, (size_t)ev->msg_len * (size_t)notifications(ev));
     if (!ev->msg)
         return OTM_ERR_NOMEM;
     if (inl)
@@ -129,7 +129,7 @@ static otm_status take_tag(otm_node *node, otm_event *ev)
         ev->tag = OTM_TAG_EXIT;     /* its own tag: see otm/wire.h */
         return OTM_OK;
     }
-    otm_lock(node);
+    otm__lock(node);
     for (int i = 0; i < node->cfg.ncomms && st; i++) {
         int c = (int)((node->next_comm + (uint64_t)i) % (uint64_t)node->cfg.ncomms);
         if (otm_tags_alloc(&node->tags[c], &ev->tag) == OTM_OK) {
@@ -138,7 +138,7 @@ static otm_status take_tag(otm_node *node, otm_event *ev)
         }
     }
     node->next_comm++;
-    otm_unlock(node);
+    otm__unlock(node);
     return st;
 }
 
@@ -168,24 +168,24 @@ static uint32_t reply_capacity(const otm_event *ev)
  * MPI's unexpected queue, then the notification(s). */
 static otm_status post_start(otm_node *node, otm_event *ev)
 {
-    otm_status st = otm_post_recv(node, ev, OTM_SLOT_REPLY, ev->reply,
+    otm_status st = otm__post_recv(node, ev, OTM_SLOT_REPLY, ev->reply,
                                   ev->reply_len, ev->rank);
     if (st)
         return st;
     if (is_exchange_local(ev)) {
         put_header(ev, ev->msg, ev->rank, OTM_XCHG_LOCAL);
-        return otm_post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
+        return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
                                ev->rank);
     }
     if (ev->kind == OTM_KIND_EXCHANGE) {
         uint8_t *second = ev->msg + ev->msg_len;
-        st = otm_post_recv(node, ev, OTM_SLOT_REPLY2,
+        st = otm__post_recv(node, ev, OTM_SLOT_REPLY2,
                            ev->reply + OTM_WIRE_REPLY_SIZE,
                            OTM_WIRE_REPLY_SIZE, ev->peer);
         if (st)
             return st;
         put_header(ev, second, ev->rank, OTM_XCHG_RECV);
-        st = otm_post_notify(node, ev, OTM_SLOT_NOTIFY2, second, ev->msg_len,
+        st = otm__post_notify(node, ev, OTM_SLOT_NOTIFY2, second, ev->msg_len,
                              ev->peer);
         if (st)
             return st;
@@ -193,7 +193,7 @@ static otm_status post_start(otm_node *node, otm_event *ev)
     } else {
         put_header(ev, ev->msg, -1, ev->flags);
     }
-    return otm_post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
+    return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
                            ev->rank);
 }
 
@@ -202,18 +202,18 @@ static int start(otm_node *node, otm_event *ev)
     if (take_tag(node, ev) != OTM_OK)
         return 0;   /* stays CREATED; tags free up as events end */
     ev->reply_len = reply_capacity(ev);
-    ev->reply = otm_alloc(node, ev->reply_len);
-    otm_set_state(ev, OTM_RUNNING);
+    ev->reply = otm__alloc(node, ev->reply_len);
+    otm__set_state(ev, OTM_RUNNING);
     if (!ev->reply)
-        return otm_event_fail(node, ev, OTM_ERR_NOMEM);
+        return otm__event_fail(node, ev, OTM_ERR_NOMEM);
     otm_status st = post_start(node, ev);
     if (st)
-        return otm_event_fail(node, ev, st);
+        return otm__event_fail(node, ev, st);
     if (ev->payload_len) {
-        otm_plan_payload(node, ev, ev->payload_len, ev->a[2]);
+        otm__plan_payload(node, ev, ev->payload_len, ev->a[2]);
         ev->step = OTM_AT_PAYLOAD;
     } else {
-        otm_set_state(ev, OTM_WAITING);
+        otm__set_state(ev, OTM_WAITING);
         ev->step = OTM_AT_REPLY;
     }
     return 1;
@@ -256,9 +256,9 @@ static otm_status take_result(otm_node *node, otm_event *ev, const otm_reply *r,
                                          : deliver_result(node, ev, r->inline_data, r->value);
     if (r->inline_len)
         return OTM_ERR_BAD_MESSAGE;
-    ev->scratch = r->value <= SIZE_MAX / 2 ? otm_alloc(node, (size_t)r->value) : NULL;
+    ev->scratch = r->value <= SIZE_MAX / 2 ? otm__alloc(node, (size_t)r->value) : NULL;
     if (!ev->scratch) {
-        otm_log(node, OTM_LOG_WARN, "no memory for the %llu bytes of output of a "
+        otm__log(node, OTM_LOG_WARN, "no memory for the %llu bytes of output of a "
                 "region on rank %d: they are dropped", (unsigned long long)r->value,
                 ev->rank);
         ev->discard = 1;
@@ -325,9 +325,9 @@ static int await_replies(otm_node *node, otm_event *ev, int *more)
 {
     int pending = 0;
     for (int s = OTM_SLOT_REPLY; s <= OTM_SLOT_REPLY2; s++) {
-        if (!otm_slot_active(ev, s))
+        if (!otm__slot_active(ev, s))
             continue;
-        int count = 0, r = otm_await_slot(node, ev, s, &count);
+        int count = 0, r = otm__await_slot(node, ev, s, &count);
         if (r < 0)
             return -1;
         if (r == 0)
@@ -342,20 +342,20 @@ static int reply_step(otm_node *node, otm_event *ev)
 {
     int more = 0;
     for (int s = OTM_SLOT_NOTIFY; s <= OTM_SLOT_NOTIFY2; s++)
-        if (otm_await_slot(node, ev, s, NULL) < 0)
+        if (otm__await_slot(node, ev, s, NULL) < 0)
             return 1;
     int pending = await_replies(node, ev, &more);
     if (pending < 0)
         return 1;
     if (more) {
         uint64_t frag = ev->kind == OTM_KIND_EXECUTE ? OTM_EXEC_FRAG : ev->a[2];
-        otm_plan_payload(node, ev, ev->value, frag);
+        otm__plan_payload(node, ev, ev->value, frag);
         ev->step = OTM_AT_REPLY_DATA;
         return 1;
     }
-    if (pending || otm_any_active(ev))
+    if (pending || otm__any_active(ev))
         return 0;
-    return otm_finish(node, ev, (otm_status)ev->status, 1);
+    return otm__finish(node, ev, (otm_status)ev->status, 1);
 }
 
 /* ---- payload ----------------------------------------------------------- */
@@ -372,13 +372,13 @@ static uint8_t *payload_base(otm_event *ev, int sending)
 static int payload_step(otm_node *node, otm_event *ev, int sending)
 {
     otm_status st = OTM_OK;
-    int moved = otm_pump(node, ev, sending, payload_base(ev, sending), ev->rank, &st);
+    int moved = otm__pump(node, ev, sending, payload_base(ev, sending), ev->rank, &st);
     if (st)
-        return otm_event_fail(node, ev, st);
+        return otm__event_fail(node, ev, st);
     if (ev->moved < ev->plan.count)
         return moved;
     if (sending) {
-        otm_set_state(ev, OTM_WAITING);
+        otm__set_state(ev, OTM_WAITING);
         ev->step = OTM_AT_REPLY;
         return 1;
     }
@@ -387,7 +387,7 @@ static int payload_step(otm_node *node, otm_event *ev, int sending)
         if (st && ev->status == OTM_OK)
             ev->status = st;
     }
-    return otm_finish(node, ev, (otm_status)ev->status, 1);
+    return otm__finish(node, ev, (otm_status)ev->status, 1);
 }
 
 static int sync_step(otm_node *node, otm_event *ev)
@@ -399,11 +399,11 @@ static int sync_step(otm_node *node, otm_event *ev)
     ev->target = NULL;
     if (t)
         otm_event_unref(node, t);
-    otm_set_state(ev, OTM_RUNNING);
-    return otm_finish(node, ev, st, 1);
+    otm__set_state(ev, OTM_RUNNING);
+    return otm__finish(node, ev, st, 1);
 }
 
-int otm_origin_step(otm_node *node, otm_event *ev)
+int otm__origin_step(otm_node *node, otm_event *ev)
 {
     if (ev->kind == OTM_KIND_SYNC)
         return sync_step(node, ev);

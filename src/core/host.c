@@ -1,0 +1,199 @@
+/*
+ * host.c - the host's queues (FIFOs of events run in order, one per
+ * __tgt_async_info) and the exit protocol that ends the job.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+void otm_queue_init(otm_node *node, otm_queue *q)
+{
+    memset(q, 0, sizeof *q);
+    otm__lock(node);
+    q->next = node->queues;
+    q->prev = &node->queues;
+    if (node->queues)
+        node->queues->prev = &q->next;
+    node->queues = q;
+    otm__unlock(node);
+}
+
+void otm_queue_fini(otm_node *node, otm_queue *q)
+{
+    otm__lock(node);
+    *q->prev = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    otm__unlock(node);
+}
+
+static otm_status check_op(const otm_node *node, const otm_op *op)
+{
+    int workers_ok = op->rank >= 1 && op->rank < node->size;
+    switch (op->kind) {
+    case OTM_KIND_SYNC: return OTM_OK;
+    case OTM_KIND_EXCHANGE:
+        if (op->peer < 1 || op->peer >= node->size)
+            return OTM_ERR_INVALID;
+        break;
+    case OTM_KIND_SUBMIT:
+    case OTM_KIND_RETRIEVE:
+    case OTM_KIND_LOAD:
+        if (op->size && !op->host)
+            return OTM_ERR_INVALID;
+        break;
+    case OTM_KIND_EXECUTE:
+        if (op->nargs > OTM_MAX_ARGS || (op->nargs && !op->args))
+            return OTM_ERR_INVALID;
+        break;
+    case OTM_KIND_ALLOC:
+    case OTM_KIND_DELETE:
+    case OTM_KIND_UNLOAD:
+    case OTM_KIND_EXIT: break;
+    default: return OTM_ERR_INVALID;
+    }
+    if (op->kind == OTM_KIND_LOAD && op->image.send && (!op->image.bytes || !op->image.size))
+        return OTM_ERR_INVALID;
+    return workers_ok ? OTM_OK : OTM_ERR_INVALID;
+}
+
+static otm_event *new_origin(otm_node *node, const otm_op *op, otm_status *st)
+{
+    otm_event *ev = otm__event_new(node, op->kind, OTM_ORIGIN);
+    *st = ev ? otm__origin_init(node, ev, op) : OTM_ERR_NOMEM;
+    if (ev && *st) {
+        ev->target = NULL;   /* the caller's reference was not taken yet */
+        otm__event_free(node, ev);
+        return NULL;
+    }
+    if (ev)
+        otm__trace_at(node, ev, OTM_TRACE_BEGIN);
+    return ev;
+}
+
+otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
+                            otm_event **out)
+{
+    otm_status st;
+    if (node->life != OTM_LIFE_RUNNING)
+        return OTM_ERR_SHUTDOWN;
+    if (node->rank != 0 || op->kind == OTM_KIND_EXIT || check_op(node, op))
+        return OTM_ERR_INVALID;
+    otm_event *ev = new_origin(node, op, &st);
+    if (!ev)
+        return st;
+    otm__lock(node);
+    if (op->target)
+        op->target->refs++;
+    if (out)
+        ev->refs++;
+    otm__unlock(node);
+    if (q->tail)
+        q->tail->next = ev;
+    else
+        q->head = ev;
+    q->tail = ev;
+    q->length++;
+    if (out)
+        *out = ev;
+    return OTM_OK;
+}
+
+int otm_queue_progress(otm_node *node, otm_queue *q)
+{
+    int moved = 0;
+    otm_event *ev;
+    while ((ev = q->head) != NULL) {
+        if (!otm_event_ended(ev))
+            moved |= otm_event_progress(node, ev);
+        if (!otm_event_ended(ev))
+            break;
+        if (q->status == OTM_OK && ev->state == OTM_FAILED)
+            q->status = ev->status;
+        q->head = ev->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->length--;
+        ev->next = NULL;
+        otm_event_unref(node, ev);
+        moved = 1;
+    }
+    return moved;
+}
+
+otm_status otm_queue_wait(otm_node *node, otm_queue *q)
+{
+    while (!otm_queue_empty(q)) {
+        if (!otm_queue_progress(node, q) && node->hooks.idle)
+            node->hooks.idle(node->hooks.ctx);
+    }
+    otm_status st = (otm_status)q->status;
+    q->status = OTM_OK;
+    return st;
+}
+
+otm_event *otm_queue_last(otm_node *node, otm_queue *q)
+{
+    otm__lock(node);
+    otm_event *ev = q->tail;
+    if (ev)
+        ev->refs++;
+    otm__unlock(node);
+    return ev;
+}
+
+void otm_host_exit_begin(otm_node *node)
+{
+    if (node->life == OTM_LIFE_RUNNING)
+        node->life = OTM_LIFE_EXITING;
+}
+
+static int start_exit(otm_node *node)
+{
+    int workers = node->size - 1;
+    otm_status st;
+    node->exit_events = otm__alloc(node, sizeof(otm_event *) * (size_t)(workers + 1));
+    if (!node->exit_events)
+        return 0;
+    memset(node->exit_events, 0, sizeof(otm_event *) * (size_t)(workers + 1));
+    for (int w = 0; w < workers; w++) {
+        otm_op op = {.kind = OTM_KIND_EXIT, .rank = w + 1};
+        node->exit_events[w] = new_origin(node, &op, &st);
+        if (!node->exit_events[w])
+            node->exit_failures++;   /* that worker never hears EXIT */
+    }
+    return 1;
+}
+
+int otm_host_exit_progress(otm_node *node)
+{
+    int moved = 0, pending = 0;
+    if (node->life != OTM_LIFE_EXITING)
+        return 0;
+    if (!node->exit_events) {
+        for (otm_queue *q = node->queues; q; q = q->next) {
+            moved |= otm_queue_progress(node, q);
+            pending |= !otm_queue_empty(q);
+        }
+        if (pending || !start_exit(node))
+            return moved;
+    }
+    for (otm_event **e = node->exit_events; e < node->exit_events + node->size - 1; e++) {
+        if (!*e || otm_event_ended(*e))
+            continue;
+        moved |= otm_event_progress(node, *e);
+        pending |= !otm_event_ended(*e);
+    }
+    if (pending)
+        return moved;
+    for (otm_event **e = node->exit_events; e < node->exit_events + node->size - 1; e++) {
+        if (*e) {
+            node->exit_failures += (*e)->state == OTM_FAILED;
+            otm__event_free(node, *e);
+        }
+    }
+    otm__free(node, node->exit_events);
+    node->exit_events = NULL;
+    node->life = OTM_LIFE_DONE;
+    return 1;
+}
