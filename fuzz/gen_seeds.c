@@ -41,41 +41,41 @@ int main(int argc, char **argv)
     otm_notify n;
     int rc = 0;
 #define SEED(name, ...) (n = base, __VA_ARGS__, rc |= put(d, name, &n, pay, 0))
-    SEED("alloc", n.kind = OTM_KIND_ALLOC, n.a[0] = 64);
-    SEED("alloc-huge", n.kind = OTM_KIND_ALLOC, n.a[0] = 1ull << 62);
-    SEED("delete-wild", n.kind = OTM_KIND_DELETE, n.a[0] = 0x1000);
-    SEED("submit-inline", n.kind = OTM_KIND_SUBMIT, n.a[0] = 0x1000, n.a[1] = 4,
-         n.a[2] = 4, n.inline_len = 4);
-    SEED("submit-frags", n.kind = OTM_KIND_SUBMIT, n.a[0] = 0x1000, n.a[1] = 16,
-         n.a[2] = 4);
-    SEED("retrieve", n.kind = OTM_KIND_RETRIEVE, n.a[0] = 0x1000, n.a[1] = 8,
-         n.a[2] = 4, n.a[3] = 4);
-    SEED("exchange-send", n.kind = OTM_KIND_EXCHANGE, n.a[0] = 0x1000, n.a[1] = 0x2000,
-         n.a[2] = 8, n.a[3] = 4, n.peer = 1, n.flags = OTM_XCHG_SEND);
-    SEED("exchange-local", n.kind = OTM_KIND_EXCHANGE, n.a[0] = 0x1000,
-         n.a[1] = 0x2000, n.a[2] = 8, n.a[3] = 4, n.peer = 1, n.flags = OTM_XCHG_LOCAL);
-    SEED("execute-args", n.kind = OTM_KIND_EXECUTE, n.a[0] = 0x1234, n.a[1] = 2,
-         n.a[2] = 1, n.a[3] = 1, n.inline_len = 32);
+    SEED("alloc", n.kind = OTM_KIND_ALLOC, n.p.alloc.size = 64);
+    SEED("alloc-huge", n.kind = OTM_KIND_ALLOC, n.p.alloc.size = 1ull << 62);
+    SEED("delete-wild", n.kind = OTM_KIND_DELETE, n.p.del.addr = 0x1000);
+    SEED("submit-inline", n.kind = OTM_KIND_SUBMIT, n.p.submit.addr = 0x1000, n.p.submit.size = 4,
+         n.p.submit.frag = 4, n.inline_len = 4);
+    SEED("submit-frags", n.kind = OTM_KIND_SUBMIT, n.p.submit.addr = 0x1000, n.p.submit.size = 16,
+         n.p.submit.frag = 4);
+    SEED("retrieve", n.kind = OTM_KIND_RETRIEVE, n.p.retrieve.addr = 0x1000, n.p.retrieve.size = 8,
+         n.p.retrieve.frag = 4, n.p.retrieve.inline_max = 4);
+    SEED("exchange-send", n.kind = OTM_KIND_EXCHANGE, n.p.exchange.src = 0x1000, n.p.exchange.dst = 0x2000,
+         n.p.exchange.size = 8, n.p.exchange.frag = 4, n.peer = 1, n.flags = OTM_XCHG_SEND);
+    SEED("exchange-local", n.kind = OTM_KIND_EXCHANGE, n.p.exchange.src = 0x1000,
+         n.p.exchange.dst = 0x2000, n.p.exchange.size = 8, n.p.exchange.frag = 4, n.peer = 1, n.flags = OTM_XCHG_LOCAL);
+    SEED("execute-args", n.kind = OTM_KIND_EXECUTE, n.p.execute.kernel = 0x1234, n.p.execute.nargs = 2,
+         n.p.execute.teams = 1, n.p.execute.threads = 1, n.inline_len = 32);
     /* LOAD carries its 24-byte image descriptor inline (pay's bytes: an
      * image of no known size and hash). */
-    SEED("load", n.kind = OTM_KIND_LOAD, n.a[0] = 1, n.a[1] = 8, n.a[2] = 4,
-         n.a[3] = 4096, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
-    SEED("load-frags", n.kind = OTM_KIND_LOAD, n.a[0] = 2, n.a[1] = 8, n.a[2] = 4,
-         n.a[3] = 0, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
-    SEED("load-send", n.kind = OTM_KIND_LOAD, n.a[0] = 3, n.a[1] = 8, n.a[2] = 4,
-         n.a[3] = 64, n.flags = OTM_LOAD_SEND, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
-    SEED("unload", n.kind = OTM_KIND_UNLOAD, n.a[0] = 1);
-    SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = 2);
+    SEED("load", n.kind = OTM_KIND_LOAD, n.p.load.id = 1, n.p.load.entries = 8, n.p.load.frag = 4,
+         n.p.load.inline_max = 4096, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("load-frags", n.kind = OTM_KIND_LOAD, n.p.load.id = 2, n.p.load.entries = 8, n.p.load.frag = 4,
+         n.p.load.inline_max = 0, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("load-send", n.kind = OTM_KIND_LOAD, n.p.load.id = 3, n.p.load.entries = 8, n.p.load.frag = 4,
+         n.p.load.inline_max = 64, n.flags = OTM_LOAD_SEND, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
+    SEED("unload", n.kind = OTM_KIND_UNLOAD, n.p.unload.id = 1);
+    SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = OTM_WIRE_VERSION + 1);
     SEED("bad-kind", n.kind = 99);
     SEED("sync-kind", n.kind = OTM_KIND_SYNC);
     SEED("exit-bad-version", n.kind = OTM_KIND_EXIT, n.tag = OTM_TAG_EXIT,
          n.comm = 0, n.version = 0);
     SEED("comm-out-of-range", n.kind = OTM_KIND_ALLOC, n.comm = 64);
     SEED("tag-control", n.kind = OTM_KIND_ALLOC, n.tag = OTM_TAG_CONTROL);
-    n = base, n.kind = OTM_KIND_ALLOC, n.a[0] = 8;
+    n = base, n.kind = OTM_KIND_ALLOC, n.p.alloc.size = 8;
     rc |= put(d, "trailing", &n, NULL, 5);
     /* Inline length larger than what follows. */
-    n = base, n.kind = OTM_KIND_SUBMIT, n.a[1] = 4, n.a[2] = 4, n.inline_len = 10;
+    n = base, n.kind = OTM_KIND_SUBMIT, n.p.submit.size = 4, n.p.submit.frag = 4, n.inline_len = 10;
     FILE *f;
     char path[512];
     snprintf(path, sizeof path, "%s/short-inline", d);

@@ -31,7 +31,7 @@ typedef struct raw {
 static otm_notify base_notify(int tag)
 {
     otm_notify n = {.version = OTM_WIRE_VERSION, .kind = OTM_KIND_ALLOC,
-                    .tag = (uint32_t)tag, .comm = 0, .id = 1, .a = {8},
+                    .tag = (uint32_t)tag, .comm = 0, .id = 1, .p.alloc = {.size = 8},
                     .peer = -1};
     return n;
 }
@@ -133,45 +133,51 @@ static void m_trailing(otm_notify *n, int *len) { (void)n; *len += 5; }
 static void m_oversized(otm_notify *n, int *len) { n->inline_len = BIG; *len += BIG; }
 static void m_exec_nargs(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_EXECUTE; n->a[0] = sim_kernel_addr(SIM_K_NOP); n->a[1] = 3;
+    n->kind = OTM_KIND_EXECUTE; n->p.execute.kernel = sim_kernel_addr(SIM_K_NOP);
+    n->p.execute.nargs = 3;
     n->inline_len = 16; *len += 16;
 }
 static void m_exec_unknown(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_EXECUTE; n->a[0] = 0x1234; n->a[1] = 0; (void)len;
+    n->kind = OTM_KIND_EXECUTE; n->p.execute.kernel = 0x1234; n->p.execute.nargs = 0;
+    (void)len;
 }
 static void m_submit_frag0(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_SUBMIT; n->a[0] = 0x1000; n->a[1] = 10; n->a[2] = 0; (void)len;
+    n->kind = OTM_KIND_SUBMIT; n->p = (otm_params){.submit = {0x1000, 10, 0}};
+    (void)len;
 }
 static void m_retrieve_wild(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_RETRIEVE; n->a[0] = 0x1000; n->a[1] = 8; n->a[2] = 4;
-    n->a[3] = 64; (void)len;
+    n->kind = OTM_KIND_RETRIEVE;
+    n->p = (otm_params){.retrieve = {0x1000, 8, 4, 64}}; (void)len;
 }
 static void m_delete_wild(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_DELETE; n->a[0] = 0x1000; (void)len;
+    n->kind = OTM_KIND_DELETE; n->p.del.addr = 0x1000; (void)len;
 }
-static void m_alloc_huge(otm_notify *n, int *len) { n->a[0] = 1ull << 62; (void)len; }
+static void m_alloc_huge(otm_notify *n, int *len) { n->p.alloc.size = 1ull << 62; (void)len; }
 static void m_exchange_no_peer(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = OTM_XCHG_SEND;
+    n->kind = OTM_KIND_EXCHANGE; n->p.exchange.size = 1; n->p.exchange.frag = 4;
+    n->flags = OTM_XCHG_SEND;
     n->peer = -1; (void)len;
 }
 static void m_exchange_self(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = OTM_XCHG_RECV;
+    n->kind = OTM_KIND_EXCHANGE; n->p.exchange.size = 1; n->p.exchange.frag = 4;
+    n->flags = OTM_XCHG_RECV;
     n->peer = 1; (void)len;
 }
 static void m_exchange_role(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_EXCHANGE; n->a[2] = 1; n->a[3] = 4; n->flags = 9; (void)len;
+    n->kind = OTM_KIND_EXCHANGE; n->p.exchange.size = 1; n->p.exchange.frag = 4;
+    n->flags = 9; (void)len;
 }
 
 static void m_load(otm_notify *n, int *len, uint32_t flags)
 {
-    n->kind = OTM_KIND_LOAD; n->a[0] = 9; n->a[1] = 8; n->a[2] = 4; n->a[3] = 64;
+    n->kind = OTM_KIND_LOAD; n->p = (otm_params){.load = {9, 8, 4, 64}};
     n->flags = flags;
     n->inline_len = OTM_WIRE_LOAD_DESC_SIZE; *len += OTM_WIRE_LOAD_DESC_SIZE;
 }
@@ -185,7 +191,7 @@ static void m_load_flags(otm_notify *n, int *len) { m_load(n, len, 8); }
 static void m_load_send_empty(otm_notify *n, int *len) { m_load(n, len, OTM_LOAD_SEND); }
 static void m_unload_unknown(otm_notify *n, int *len)
 {
-    n->kind = OTM_KIND_UNLOAD; n->a[0] = 777; (void)len;
+    n->kind = OTM_KIND_UNLOAD; n->p.unload.id = 777; (void)len;
 }
 
 typedef struct bad_case {

@@ -11,9 +11,9 @@
 
 static otm_notify sample(void)
 {
-    otm_notify n = {.version = OTM_WIRE_VERSION, .kind = 3, .tag = 77,
-                    .comm = 2, .id = 0x1122334455667788ull,
-                    .a = {1, UINT64_MAX, 0x8000000000000000ull, 42},
+    otm_notify n = {.version = OTM_WIRE_VERSION, .kind = OTM_KIND_RETRIEVE,
+                    .tag = 77, .comm = 2, .id = 0x1122334455667788ull,
+                    .p.retrieve = {1, UINT64_MAX, 0x8000000000000000ull, 42},
                     .peer = -1, .flags = 7, .inline_len = 5};
     return n;
 }
@@ -26,11 +26,13 @@ static void test_notify_round_trip(void **state)
     otm_wire_put_notify(buf, &n);
     memcpy(buf + OTM_WIRE_NOTIFY_SIZE, "hello", 5);
     assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_OK);
-    assert_int_equal(d.kind, 3);
+    assert_int_equal(d.kind, OTM_KIND_RETRIEVE);
     assert_int_equal(d.tag, 77);
     assert_int_equal(d.comm, 2);
     assert_true(d.id == n.id);
-    assert_memory_equal(d.a, n.a, sizeof d.a);
+    assert_true(d.p.retrieve.addr == 1 && d.p.retrieve.size == UINT64_MAX);
+    assert_true(d.p.retrieve.frag == 0x8000000000000000ull);
+    assert_true(d.p.retrieve.inline_max == 42);
     assert_int_equal(d.peer, -1);
     assert_int_equal(d.flags, 7);
     assert_int_equal(d.inline_len, 5);
@@ -48,12 +50,64 @@ static void test_notify_layout(void **state)
     otm_wire_put_notify(buf, &n);
     assert_memory_equal(buf, "OTMN", 4);
     assert_int_equal(buf[4], OTM_WIRE_VERSION);
-    assert_int_equal(buf[6], 3);
+    assert_int_equal(buf[6], OTM_KIND_RETRIEVE);
     assert_int_equal(buf[8], 77);
     assert_int_equal(buf[12], 2);
     assert_int_equal(buf[16], 0x88);
     assert_int_equal(buf[23], 0x11);
     assert_int_equal(buf[56], 0xff);   /* peer -1 */
+}
+
+static uint64_t word(const uint8_t *buf, int i)
+{
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; b--)
+        v = (v << 8) | buf[24 + 8 * i + b];
+    return v;
+}
+
+/* Each kind's view sits in the parameter words in field order, unused
+ * words are 0, and decoding gives the same view back. */
+static void check_params(uint16_t kind, otm_params p, int nwords)
+{
+    uint8_t buf[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = {.version = OTM_WIRE_VERSION, .kind = kind, .p = p}, d;
+    const uint64_t *fields = (const uint64_t *)&p;
+    otm_wire_put_notify(buf, &n);
+    for (int i = 0; i < 4; i++)
+        assert_true(word(buf, i) == (i < nwords ? fields[i] : 0));
+    assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_OK);
+    assert_memory_equal(&d.p, &p, sizeof p);
+}
+
+static void test_params_by_kind(void **state)
+{
+    (void)state;
+    check_params(OTM_KIND_ALLOC, (otm_params){.alloc = {11, 12}}, 2);
+    check_params(OTM_KIND_DELETE, (otm_params){.del = {21}}, 1);
+    check_params(OTM_KIND_SUBMIT, (otm_params){.submit = {31, 32, 33}}, 3);
+    check_params(OTM_KIND_RETRIEVE, (otm_params){.retrieve = {41, 42, 43, 44}}, 4);
+    check_params(OTM_KIND_EXCHANGE, (otm_params){.exchange = {51, 52, 53, 54}}, 4);
+    check_params(OTM_KIND_EXECUTE, (otm_params){.execute = {61, 62, 63, 64}}, 4);
+    check_params(OTM_KIND_LOAD, (otm_params){.load = {71, 72, 73, 74}}, 4);
+    check_params(OTM_KIND_UNLOAD, (otm_params){.unload = {81}}, 1);
+    check_params(OTM_KIND_EXIT, (otm_params){0}, 0);
+}
+
+/* A kind the layer does not know decodes with no parameters (the gate
+ * answers it OTM_ERR_BAD_KIND). */
+static void test_params_unknown_kind(void **state)
+{
+    (void)state;
+    uint8_t buf[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = {.version = OTM_WIRE_VERSION, .kind = OTM_KIND_LOAD,
+                    .p.load = {1, 2, 3, 4}}, d;
+    otm_wire_put_notify(buf, &n);
+    buf[6] = 200;
+    assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_OK);
+    assert_int_equal(d.kind, 200);
+    otm_params zero = {0};
+    assert_memory_equal(&d.p, &zero, sizeof zero);
 }
 
 static void test_notify_errors(void **state)
@@ -81,7 +135,7 @@ static void test_notify_errors(void **state)
     assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_ERR_BAD_VERSION);
     assert_true(d.routable);
     assert_int_equal(d.comm, 2);
-    assert_int_equal(d.kind, 3);
+    assert_int_equal(d.kind, OTM_KIND_RETRIEVE);
 }
 
 static void test_reply_round_trip_and_errors(void **state)
@@ -110,6 +164,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_notify_round_trip),
         cmocka_unit_test(test_notify_layout),
+        cmocka_unit_test(test_params_by_kind),
+        cmocka_unit_test(test_params_unknown_kind),
         cmocka_unit_test(test_notify_errors),
         cmocka_unit_test(test_reply_round_trip_and_errors),
     };

@@ -15,30 +15,30 @@
  * The resume point (otm_step) says where, inside a state, the next call of
  * progress continues; it is a plain enum so the simulator can print it.
  *
- * Parameters per kind (the notification's a[0..3], peer and flags):
- *   ALLOC     a0 size, a1 allocation kind             -> reply value: address
- *   DELETE    a0 address
- *   SUBMIT    a0 device address, a1 size, a2 fragment size; the payload is
+ * Parameters per kind (the view of otm_params named after the kind, in
+ * otm/wire.h; then peer and flags):
+ *   ALLOC     size, alloc_kind (the libomptarget kind) -> reply value: address
+ *   DELETE    addr
+ *   SUBMIT    addr (device), size, frag (fragment size); the payload is
  *             inline when it fits, else follows in fragments
- *   RETRIEVE  a0 device address, a1 size, a2 fragment size, a3 largest reply
+ *   RETRIEVE  addr (device), size, frag, inline_max: the largest reply
  *             payload the origin accepts inline; larger data follows the
  *             reply in fragments
- *   EXCHANGE  a0 source address, a1 destination address, a2 size, a3
- *             fragment size, peer = the other worker, flags = role (SEND:
- *             this worker sends to peer, RECV: receives from peer, LOCAL:
- *             both addresses are on this worker)
- *   EXECUTE   a0 kernel, a1 number of arguments, a2 teams, a3 thread limit;
- *             inline: nargs 64-bit argument values then nargs 64-bit offsets;
+ *   EXCHANGE  src, dst (device addresses), size, frag; peer = the other
+ *             worker, flags = role (SEND: this worker sends to peer, RECV:
+ *             receives from peer, LOCAL: both addresses are on this worker)
+ *   EXECUTE   kernel, nargs, teams, threads (the thread limit); inline:
+ *             nargs 64-bit argument values then nargs 64-bit offsets;
  *             reply value = bytes of its result (otm/wire.h: the region's
  *             output, how it faulted), inline up to OTM_EXEC_INLINE_MAX,
  *             else in fragments of OTM_EXEC_FRAG after the reply
- *   LOAD      a0 the host's id for this load, a1 entries the host has, a2
- *             fragment size, a3 as for RETRIEVE, flags OTM_LOAD_SEND when
- *             the image's bytes follow; inline: the image descriptor
- *             (otm/wire.h); reply value = number of entries, payload =
- *             entries as (address, size) pairs
- *   UNLOAD    a0 the id of a LOAD; the worker waits until no kernel runs,
- *             then drops the image's entries and unloads it
+ *   LOAD      id (the host's number for this load), entries (how many the
+ *             host has), frag, inline_max (as for RETRIEVE); flags
+ *             OTM_LOAD_SEND when the image's bytes follow; inline: the
+ *             image descriptor (otm/wire.h); reply value = number of
+ *             entries, payload = entries as (address, size) pairs
+ *   UNLOAD    id (of a LOAD); the worker waits until no kernel runs, then
+ *             drops the image's entries and unloads it
  *   EXIT      none; the worker drains its events first, then acknowledges
  *   SYNC      host-local: finishes when the event it waits on has ended,
  *             FAILED with OTM_ERR_PEER if that one failed.
@@ -53,20 +53,7 @@
 #include "otm/config.h"
 #include "otm/frag.h"
 #include "otm/status.h"
-
-typedef enum otm_kind {
-    OTM_KIND_ALLOC = 1,
-    OTM_KIND_DELETE,
-    OTM_KIND_SUBMIT,
-    OTM_KIND_RETRIEVE,
-    OTM_KIND_EXCHANGE,
-    OTM_KIND_EXECUTE,
-    OTM_KIND_SYNC,
-    OTM_KIND_EXIT,
-    OTM_KIND_LOAD,
-    OTM_KIND_UNLOAD,
-    OTM_KIND_END            /* one past the last valid kind */
-} otm_kind;
+#include "otm/wire.h"
 
 typedef enum otm_side { OTM_ORIGIN = 0, OTM_DEST = 1 } otm_side;
 
@@ -168,7 +155,7 @@ struct otm_event {
     int peer;               /* EXCHANGE: the other worker */
     int comm;               /* index into the communicator pool, -1 none */
     int tag;                /* -1 until a tag is held */
-    uint64_t a[4];          /* parameters, as in the notification */
+    otm_params p;           /* parameters, as in the notification */
     uint64_t value;         /* result carried by the reply */
     void *host;             /* origin: user buffer */
     const uint8_t *payload; /* origin: bytes sent after the notification */

@@ -16,7 +16,7 @@
  *    8   4   tag      the event's tag on its communicator
  *   12   4   comm     index into the pool of event communicators
  *   16   8   id       the origin's event id (for logs and traces)
- *   24  32   a[4]     kind-specific parameters (see otm/event.h)
+ *   24  32   params   four 64-bit words: otm_params, by kind (below)
  *   56   4   peer     a second worker rank (EXCHANGE), else -1
  *   60   4   flags    kind-specific
  *   64   4   inline   bytes of inline payload that follow
@@ -95,13 +95,43 @@
 #define OTM_EXEC_EXITED 2u          /* the region called exit() */
 #define OTM_EXEC_FOREIGN 4u         /* on another thread of the region */
 
+/* The kinds of event (otm/event.h says what each does). */
+typedef enum otm_kind {
+    OTM_KIND_ALLOC = 1,
+    OTM_KIND_DELETE,
+    OTM_KIND_SUBMIT,
+    OTM_KIND_RETRIEVE,
+    OTM_KIND_EXCHANGE,
+    OTM_KIND_EXECUTE,
+    OTM_KIND_SYNC,
+    OTM_KIND_EXIT,
+    OTM_KIND_LOAD,
+    OTM_KIND_UNLOAD,
+    OTM_KIND_END            /* one past the last valid kind */
+} otm_kind;
+
+/* The parameters of a notification, one view per kind; otm/event.h says
+ * what each field means. Only this layer knows how a view sits in the
+ * four parameter words (in field order, unused words 0), so a decoded
+ * notification is read by name everywhere else. EXIT has none. */
+typedef union otm_params {
+    struct { uint64_t size, alloc_kind; } alloc;
+    struct { uint64_t addr; } del;
+    struct { uint64_t addr, size, frag; } submit;
+    struct { uint64_t addr, size, frag, inline_max; } retrieve;
+    struct { uint64_t src, dst, size, frag; } exchange;
+    struct { uint64_t kernel, nargs, teams, threads; } execute;
+    struct { uint64_t id, entries, frag, inline_max; } load;
+    struct { uint64_t id; } unload;
+} otm_params;
+
 typedef struct otm_notify {
     uint16_t version;
     uint16_t kind;
     uint32_t tag;
     uint32_t comm;
     uint64_t id;
-    uint64_t a[4];
+    otm_params p;                /* by kind; zero for an unknown kind */
     int32_t peer;
     uint32_t flags;
     uint32_t inline_len;

@@ -21,7 +21,7 @@ void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
     ev->comm = (int)n->comm;
     ev->tag = (int)n->tag;
     ev->flags = (uint8_t)n->flags;
-    memcpy(ev->a, n->a, sizeof ev->a);
+    ev->p = n->p;
     ev->msg = msg;
     ev->msg_len = len;
 }
@@ -37,10 +37,10 @@ const char *otm__dest_unroutable(const otm_node *node, const otm_notify *n)
 
 static otm_status check_execute(const otm_node *node, const otm_event *ev)
 {
-    uint64_t nargs = ev->a[1];
+    uint64_t nargs = ev->p.execute.nargs;
     if (nargs > OTM_MAX_ARGS || ev->msg_len - OTM_WIRE_NOTIFY_SIZE != nargs * 16)
         return OTM_ERR_BAD_MESSAGE;
-    return otm__table_has_kernel(node, ev->a[0]) ? OTM_OK : OTM_ERR_NO_KERNEL;
+    return otm__table_has_kernel(node, ev->p.execute.kernel) ? OTM_OK : OTM_ERR_NO_KERNEL;
 }
 
 otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decoded)
@@ -104,7 +104,7 @@ static int to_payload(otm_node *node, otm_event *ev, otm_status st,
 
 static int start_alloc(otm_node *node, otm_event *ev)
 {
-    uint64_t size = ev->a[0];
+    uint64_t size = ev->p.alloc.size;
     void *p = size > SIZE_MAX / 2 ? NULL : otm__alloc(node, size ? size : 1);
     if (!p)
         return to_reply(ev, OTM_ERR_NOMEM);
@@ -118,41 +118,42 @@ static int start_alloc(otm_node *node, otm_event *ev)
 
 static int start_delete(otm_node *node, otm_event *ev)
 {
-    otm_status st = otm_registry_remove(&node->registry, (uintptr_t)ev->a[0], NULL);
+    otm_status st = otm_registry_remove(&node->registry, (uintptr_t)ev->p.del.addr, NULL);
     if (st == OTM_OK)
-        otm__free(node, (void *)(uintptr_t)ev->a[0]);
+        otm__free(node, (void *)(uintptr_t)ev->p.del.addr);
     return to_reply(ev, st);
 }
 
 static int start_submit(otm_node *node, otm_event *ev)
 {
-    uint64_t size = ev->a[1];
-    otm_status st = check_plan(size, ev->a[2]);
+    uint64_t size = ev->p.submit.size;
+    otm_status st = check_plan(size, ev->p.submit.frag);
     if (st)
         return to_reply(ev, st);
-    st = check(node, ev->a[0], size);
+    st = check(node, ev->p.submit.addr, size);
     if (inline_len(ev) == 0 && size > 0)
-        return to_payload(node, ev, st, size, ev->a[2]);
+        return to_payload(node, ev, st, size, ev->p.submit.frag);
     if (inline_len(ev) != size)
         return to_reply(ev, OTM_ERR_BAD_MESSAGE);
     if (st == OTM_OK && size)
-        memcpy((void *)(uintptr_t)ev->a[0], inline_data(ev), size);
+        memcpy((void *)(uintptr_t)ev->p.submit.addr, inline_data(ev), size);
     return to_reply(ev, st);
 }
 
 static int start_retrieve(otm_node *node, otm_event *ev)
 {
-    otm_status st = check_plan(ev->a[1], ev->a[2]);
+    otm_status st = check_plan(ev->p.retrieve.size, ev->p.retrieve.frag);
     if (st == OTM_OK)
-        st = check(node, ev->a[0], ev->a[1]);
-    ev->value = ev->a[1];           /* bytes to send */
+        st = check(node, ev->p.retrieve.addr, ev->p.retrieve.size);
+    ev->value = ev->p.retrieve.size;    /* bytes to send */
     return to_reply(ev, st);
 }
 
 static int start_exchange(otm_node *node, otm_event *ev)
 {
-    uint64_t src = ev->a[0], dst = ev->a[1], size = ev->a[2];
-    otm_status st = check_plan(size, ev->a[3]);
+    uint64_t src = ev->p.exchange.src, dst = ev->p.exchange.dst;
+    uint64_t size = ev->p.exchange.size;
+    otm_status st = check_plan(size, ev->p.exchange.frag);
     int remote = ev->flags == OTM_XCHG_SEND || ev->flags == OTM_XCHG_RECV;
     /* The other end must be another worker: MPI would refuse a bad rank,
      * and talking to oneself would never complete. */
@@ -182,7 +183,7 @@ static int start_exchange(otm_node *node, otm_event *ev)
             return otm__event_fail(node, ev, st);
         if (pre.status || size == 0)
             return to_reply(ev, pre.status);
-        return to_payload(node, ev, OTM_OK, size, ev->a[3]);
+        return to_payload(node, ev, OTM_OK, size, ev->p.exchange.frag);
     }
     case OTM_XCHG_RECV:
         ev->status = check(node, dst, size);
@@ -212,7 +213,7 @@ static uint64_t get64(const uint8_t *p)
 static otm_image_ref load_ref(const otm_event *ev)
 {
     const uint8_t *d = inline_data(ev);
-    otm_image_ref ref = {.id = ev->a[0], .size = get64(d), .hash = get64(d + 8),
+    otm_image_ref ref = {.id = ev->p.load.id, .size = get64(d), .hash = get64(d + 8),
                          .names_hash = get64(d + 16),
                          .send = (ev->flags & OTM_LOAD_SEND) != 0};
     return ref;
@@ -228,14 +229,14 @@ static int start_load(otm_node *node, otm_event *ev)
         ev->step = OTM_AT_RUN;
         return 1;
     }
-    otm_status st = ref.size == 0 ? OTM_ERR_BAD_MESSAGE : check_plan(ref.size, ev->a[2]);
+    otm_status st = ref.size == 0 ? OTM_ERR_BAD_MESSAGE : check_plan(ref.size, ev->p.load.frag);
     if (st)
         return to_reply(ev, st);
     if (ref.size > OTM_IMAGE_MAX)
         st = OTM_ERR_BAD_SIZE;
     else if (!(ev->scratch = otm__alloc(node, (size_t)ref.size)))
         st = OTM_ERR_NOMEM;
-    return to_payload(node, ev, st, ref.size, ev->a[2]);
+    return to_payload(node, ev, st, ref.size, ev->p.load.frag);
 }
 
 static int start(otm_node *node, otm_event *ev)
@@ -269,9 +270,10 @@ static int preamble_step(otm_node *node, otm_event *ev)
         return to_reply(ev, OTM_ERR_BAD_MESSAGE);
     if (pre.status)
         return to_reply(ev, OTM_ERR_PEER);
-    if (ev->a[2] == 0)
+    if (ev->p.exchange.size == 0)
         return to_reply(ev, (otm_status)ev->status);
-    return to_payload(node, ev, (otm_status)ev->status, ev->a[2], ev->a[3]);
+    return to_payload(node, ev, (otm_status)ev->status, ev->p.exchange.size,
+                      ev->p.exchange.frag);
 }
 
 /* ---- run: the device's work ---------------------------------------------- */
@@ -309,7 +311,7 @@ static void keep_result(otm_node *node, otm_event *ev, const otm_region_fault *f
 
 static otm_status run_kernel(otm_node *node, otm_event *ev)
 {
-    uint32_t nargs = (uint32_t)ev->a[1];
+    uint32_t nargs = (uint32_t)ev->p.execute.nargs;
     void **args = NULL;
     otm_region_fault fault = {0};
     if (!node->hooks.device.run_kernel)
@@ -327,7 +329,8 @@ static otm_status run_kernel(otm_node *node, otm_event *ev)
         args[i] = (void *)(uintptr_t)(v + o);
     }
     otm_status st = node->hooks.device.run_kernel(
-        node->hooks.device.ctx, ev->a[0], args, nargs, ev->a[2], ev->a[3], &fault);
+        node->hooks.device.ctx, ev->p.execute.kernel, args, nargs,
+        ev->p.execute.teams, ev->p.execute.threads, &fault);
     otm__free(node, args);
     /* A process whose region faulted may hold broken state (a lock taken,
      * memory overwritten): from now on it serves only the EXIT. */
@@ -378,10 +381,10 @@ static otm_status run_load(otm_node *node, otm_event *ev)
 /* Drops the entries of a loaded image, then unloads it. */
 static otm_status run_unload(otm_node *node, otm_event *ev)
 {
-    if (otm__table_drop_image(node, ev->a[0]))
+    if (otm__table_drop_image(node, ev->p.unload.id))
         return OTM_ERR_NO_IMAGE;
     if (node->hooks.device.unload_image)
-        node->hooks.device.unload_image(node->hooks.device.ctx, ev->a[0]);
+        node->hooks.device.unload_image(node->hooks.device.ctx, ev->p.unload.id);
     return OTM_OK;
 }
 
@@ -405,8 +408,8 @@ static uint64_t data_bytes(const otm_event *ev, const uint8_t **src)
     if (ev->status != OTM_OK)
         return 0;
     if (ev->kind == OTM_KIND_RETRIEVE) {
-        *src = (const uint8_t *)(uintptr_t)ev->a[0];
-        return ev->a[1];
+        *src = (const uint8_t *)(uintptr_t)ev->p.retrieve.addr;
+        return ev->p.retrieve.size;
     }
     if (ev->kind == OTM_KIND_LOAD) {
         *src = ev->scratch;
@@ -419,8 +422,7 @@ static int post_reply(otm_node *node, otm_event *ev)
 {
     const uint8_t *src = NULL;
     uint64_t bytes = data_bytes(ev, &src);
-    int exec = ev->kind == OTM_KIND_EXECUTE;
-    uint64_t cap = exec ? OTM_EXEC_INLINE_MAX : ev->a[3];
+    uint64_t cap = otm__reply_inline_max(ev);
     uint32_t inl = bytes && bytes <= cap ? (uint32_t)bytes : 0;
     otm_reply r = {.status = ev->status, .inline_len = inl,
                    .value = ev->kind == OTM_KIND_RETRIEVE ? 0 : ev->value};
@@ -438,7 +440,7 @@ static int post_reply(otm_node *node, otm_event *ev)
     ev->replied = 1;
     otm__set_state(ev, OTM_WAITING);
     if (bytes > inl) {
-        otm__plan_payload(node, ev, bytes, exec ? OTM_EXEC_FRAG : ev->a[2]);
+        otm__plan_payload(node, ev, bytes, otm__reply_frag(ev));
         ev->step = OTM_AT_REPLY_DATA;
     }
     return 1;
@@ -469,9 +471,9 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
     else if (ev->kind == OTM_KIND_LOAD)
         base = ev->scratch;
     else if (ev->kind == OTM_KIND_EXCHANGE)
-        base = (uint8_t *)(uintptr_t)(sending ? ev->a[0] : ev->a[1]);
+        base = (uint8_t *)(uintptr_t)(sending ? ev->p.exchange.src : ev->p.exchange.dst);
     else
-        base = (uint8_t *)(uintptr_t)ev->a[0];
+        base = (uint8_t *)(uintptr_t)ev->p.submit.addr;
     int moved = otm__pump(node, ev, sending, base, peer, &st);
     if (st)
         return otm__event_fail(node, ev, st);

@@ -71,6 +71,42 @@ static inline void otm__trace_at(otm_node *node, otm_event *ev, otm_trace_point 
         node->hooks.trace(node->hooks.ctx, ev, (int)point);
 }
 
+/* ---- parameters shared by kinds ---------------------------------------------- */
+
+/* Fragment size of the payload the origin sends after its notification. */
+static inline uint64_t otm__payload_frag(const otm_event *ev)
+{
+    switch (ev->kind) {
+    case OTM_KIND_SUBMIT: return ev->p.submit.frag;
+    case OTM_KIND_EXCHANGE: return ev->p.exchange.frag;
+    case OTM_KIND_LOAD: return ev->p.load.frag;
+    default: return 0;
+    }
+}
+
+/* The data that answers RETRIEVE, LOAD (the entries) and EXECUTE (the
+ * region's result): how much may travel inside the reply, and the
+ * fragment size of the rest. EXECUTE's are protocol constants. */
+static inline uint64_t otm__reply_inline_max(const otm_event *ev)
+{
+    switch (ev->kind) {
+    case OTM_KIND_RETRIEVE: return ev->p.retrieve.inline_max;
+    case OTM_KIND_LOAD: return ev->p.load.inline_max;
+    case OTM_KIND_EXECUTE: return OTM_EXEC_INLINE_MAX;
+    default: return 0;
+    }
+}
+
+static inline uint64_t otm__reply_frag(const otm_event *ev)
+{
+    switch (ev->kind) {
+    case OTM_KIND_RETRIEVE: return ev->p.retrieve.frag;
+    case OTM_KIND_LOAD: return ev->p.load.frag;
+    case OTM_KIND_EXECUTE: return OTM_EXEC_FRAG;
+    default: return 0;
+    }
+}
+
 /* ---- log.c ------------------------------------------------------------------- */
 
 /* Appends a line to the node's log hook, prefixed with the rank. */

@@ -70,36 +70,38 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     ev->result = op->result;
     ev->target = op->target;
     switch (op->kind) {
-    case OTM_KIND_ALLOC: ev->a[0] = op->size; ev->a[1] = op->arg; break;
-    case OTM_KIND_DELETE: ev->a[0] = op->addr; break;
+    case OTM_KIND_ALLOC: ev->p.alloc.size = op->size; ev->p.alloc.alloc_kind = op->arg; break;
+    case OTM_KIND_DELETE: ev->p.del.addr = op->addr; break;
     case OTM_KIND_SUBMIT:
+        ev->p.submit.addr = op->addr, ev->p.submit.size = op->size;
+        ev->p.submit.frag = frag;
         if (op->size > inl) {
             ev->payload = op->host;
             ev->payload_len = op->size;
         }
-        /* fall through */
+        break;
     case OTM_KIND_RETRIEVE:
-        ev->a[0] = op->addr; ev->a[1] = op->size; ev->a[2] = frag;
-        ev->a[3] = inl;
+        ev->p.retrieve.addr = op->addr, ev->p.retrieve.size = op->size;
+        ev->p.retrieve.frag = frag, ev->p.retrieve.inline_max = inl;
         break;
     case OTM_KIND_EXCHANGE:
-        ev->a[0] = op->addr; ev->a[1] = op->addr2; ev->a[2] = op->size;
-        ev->a[3] = frag;
+        ev->p.exchange.src = op->addr, ev->p.exchange.dst = op->addr2;
+        ev->p.exchange.size = op->size, ev->p.exchange.frag = frag;
         break;
     case OTM_KIND_EXECUTE:
-        ev->a[0] = op->arg; ev->a[1] = op->nargs; ev->a[2] = op->teams;
-        ev->a[3] = op->threads;
+        ev->p.execute.kernel = op->arg, ev->p.execute.nargs = op->nargs;
+        ev->p.execute.teams = op->teams, ev->p.execute.threads = op->threads;
         break;
     case OTM_KIND_LOAD:
-        ev->a[0] = op->image.id; ev->a[1] = op->size; ev->a[2] = frag;
-        ev->a[3] = inl;
+        ev->p.load.id = op->image.id, ev->p.load.entries = op->size;
+        ev->p.load.frag = frag, ev->p.load.inline_max = inl;
         if (op->image.send) {
             ev->flags = OTM_LOAD_SEND;
             ev->payload = op->image.bytes;
             ev->payload_len = op->image.size;
         }
         break;
-    case OTM_KIND_UNLOAD: ev->a[0] = op->arg; break;
+    case OTM_KIND_UNLOAD: ev->p.unload.id = op->arg; break;
     default: break;
     }
 }
@@ -148,7 +150,7 @@ static void put_header(otm_event *ev, uint8_t *buf, int peer, uint32_t role)
         .version = OTM_WIRE_VERSION, .kind = ev->kind, .tag = (uint32_t)ev->tag,
         .comm = (uint32_t)ev->comm, .id = ev->id, .peer = peer, .flags = role,
         .inline_len = ev->msg_len - OTM_WIRE_NOTIFY_SIZE};
-    memcpy(n.a, ev->a, sizeof n.a);
+    n.p = ev->p;
     otm_wire_put_notify(buf, &n);
 }
 
@@ -156,8 +158,9 @@ static uint32_t reply_capacity(const otm_event *ev)
 {
     switch (ev->kind) {
     case OTM_KIND_RETRIEVE:
-        return OTM_WIRE_REPLY_SIZE + (uint32_t)(ev->a[1] <= ev->a[3] ? ev->a[1] : 0);
-    case OTM_KIND_LOAD: return OTM_WIRE_REPLY_SIZE + (uint32_t)ev->a[3];
+        return OTM_WIRE_REPLY_SIZE + (uint32_t)(ev->p.retrieve.size <= ev->p.retrieve.inline_max
+                                                    ? ev->p.retrieve.size : 0);
+    case OTM_KIND_LOAD: return OTM_WIRE_REPLY_SIZE + (uint32_t)ev->p.load.inline_max;
     case OTM_KIND_EXECUTE: return OTM_WIRE_REPLY_SIZE + OTM_EXEC_INLINE_MAX;
     case OTM_KIND_EXCHANGE: return 2 * OTM_WIRE_REPLY_SIZE;
     default: return OTM_WIRE_REPLY_SIZE;
@@ -210,7 +213,7 @@ static int start(otm_node *node, otm_event *ev)
     if (st)
         return otm__event_fail(node, ev, st);
     if (ev->payload_len) {
-        otm__plan_payload(node, ev, ev->payload_len, ev->a[2]);
+        otm__plan_payload(node, ev, ev->payload_len, otm__payload_frag(ev));
         ev->step = OTM_AT_PAYLOAD;
     } else {
         otm__set_state(ev, OTM_WAITING);
@@ -238,7 +241,7 @@ static otm_status deliver_result(otm_node *node, otm_event *ev,
     if (h->region_fault && (r.flags & (OTM_EXEC_FAULTED | OTM_EXEC_EXITED))) {
         otm_region_fault f = {.signo = r.signo, .code = r.code, .addr = r.addr,
                               .exit_status = r.exit_status, .flags = r.flags};
-        h->region_fault(h->ctx, ev->rank, ev->a[0], &f);
+        h->region_fault(h->ctx, ev->rank, ev->p.execute.kernel, &f);
     }
     return OTM_OK;
 }
@@ -272,7 +275,7 @@ static otm_status take_result(otm_node *node, otm_event *ev, const otm_reply *r,
 static otm_status take_reply(otm_node *node, otm_event *ev, const otm_reply *r,
                              int *more)
 {
-    uint64_t bytes = ev->kind == OTM_KIND_LOAD ? r->value * 16 : ev->a[1];
+    uint64_t bytes = ev->kind == OTM_KIND_LOAD ? r->value * 16 : ev->p.retrieve.size;
     *more = 0;
     if (ev->kind == OTM_KIND_EXECUTE)
         return take_result(node, ev, r, more);
@@ -283,11 +286,11 @@ static otm_status take_reply(otm_node *node, otm_event *ev, const otm_reply *r,
     if (ev->kind == OTM_KIND_LOAD) {
         if (ev->result)
             *ev->result = r->value;
-        if (r->value > ev->a[1] || r->value > UINT64_MAX / 16)
+        if (r->value > ev->p.load.entries || r->value > UINT64_MAX / 16)
             return OTM_ERR_BAD_SIZE;   /* more entries than the host has */
     }
     ev->value = bytes;
-    if (bytes > ev->a[3]) {
+    if (bytes > otm__reply_inline_max(ev)) {
         *more = bytes > 0;
         return r->inline_len ? OTM_ERR_BAD_MESSAGE : OTM_OK;
     }
@@ -348,7 +351,7 @@ static int reply_step(otm_node *node, otm_event *ev)
     if (pending < 0)
         return 1;
     if (more) {
-        uint64_t frag = ev->kind == OTM_KIND_EXECUTE ? OTM_EXEC_FRAG : ev->a[2];
+        uint64_t frag = otm__reply_frag(ev);
         otm__plan_payload(node, ev, ev->value, frag);
         ev->step = OTM_AT_REPLY_DATA;
         return 1;

@@ -33,6 +33,67 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
+/* The four parameter words of a kind's view, in field order. */
+static void params_to_words(uint16_t kind, const otm_params *p, uint64_t w[4])
+{
+    memset(w, 0, 4 * sizeof *w);
+    switch (kind) {
+    case OTM_KIND_ALLOC: w[0] = p->alloc.size; w[1] = p->alloc.alloc_kind; break;
+    case OTM_KIND_DELETE: w[0] = p->del.addr; break;
+    case OTM_KIND_SUBMIT:
+        w[0] = p->submit.addr; w[1] = p->submit.size; w[2] = p->submit.frag;
+        break;
+    case OTM_KIND_RETRIEVE:
+        w[0] = p->retrieve.addr; w[1] = p->retrieve.size;
+        w[2] = p->retrieve.frag; w[3] = p->retrieve.inline_max;
+        break;
+    case OTM_KIND_EXCHANGE:
+        w[0] = p->exchange.src; w[1] = p->exchange.dst;
+        w[2] = p->exchange.size; w[3] = p->exchange.frag;
+        break;
+    case OTM_KIND_EXECUTE:
+        w[0] = p->execute.kernel; w[1] = p->execute.nargs;
+        w[2] = p->execute.teams; w[3] = p->execute.threads;
+        break;
+    case OTM_KIND_LOAD:
+        w[0] = p->load.id; w[1] = p->load.entries;
+        w[2] = p->load.frag; w[3] = p->load.inline_max;
+        break;
+    case OTM_KIND_UNLOAD: w[0] = p->unload.id; break;
+    default: break;
+    }
+}
+
+static void words_to_params(uint16_t kind, const uint64_t w[4], otm_params *p)
+{
+    memset(p, 0, sizeof *p);
+    switch (kind) {
+    case OTM_KIND_ALLOC: p->alloc.size = w[0]; p->alloc.alloc_kind = w[1]; break;
+    case OTM_KIND_DELETE: p->del.addr = w[0]; break;
+    case OTM_KIND_SUBMIT:
+        p->submit.addr = w[0]; p->submit.size = w[1]; p->submit.frag = w[2];
+        break;
+    case OTM_KIND_RETRIEVE:
+        p->retrieve.addr = w[0]; p->retrieve.size = w[1];
+        p->retrieve.frag = w[2]; p->retrieve.inline_max = w[3];
+        break;
+    case OTM_KIND_EXCHANGE:
+        p->exchange.src = w[0]; p->exchange.dst = w[1];
+        p->exchange.size = w[2]; p->exchange.frag = w[3];
+        break;
+    case OTM_KIND_EXECUTE:
+        p->execute.kernel = w[0]; p->execute.nargs = w[1];
+        p->execute.teams = w[2]; p->execute.threads = w[3];
+        break;
+    case OTM_KIND_LOAD:
+        p->load.id = w[0]; p->load.entries = w[1];
+        p->load.frag = w[2]; p->load.inline_max = w[3];
+        break;
+    case OTM_KIND_UNLOAD: p->unload.id = w[0]; break;
+    default: break;
+    }
+}
+
 void otm_wire_put_notify(uint8_t *buf, const otm_notify *n)
 {
     put32(buf, OTM_WIRE_NOTIFY_MAGIC);
@@ -43,8 +104,10 @@ void otm_wire_put_notify(uint8_t *buf, const otm_notify *n)
     put32(buf + 8, n->tag);
     put32(buf + 12, n->comm);
     put64(buf + 16, n->id);
+    uint64_t w[4];
+    params_to_words(n->kind, &n->p, w);
     for (int i = 0; i < 4; i++)
-        put64(buf + 24 + 8 * i, n->a[i]);
+        put64(buf + 24 + 8 * i, w[i]);
     put32(buf + 56, (uint32_t)n->peer);
     put32(buf + 60, n->flags);
     put32(buf + 64, n->inline_len);
@@ -66,8 +129,10 @@ otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
     if (len < OTM_WIRE_NOTIFY_SIZE)
         return OTM_ERR_BAD_MESSAGE;
     n->id = get64(buf + 16);
+    uint64_t w[4];
     for (int i = 0; i < 4; i++)
-        n->a[i] = get64(buf + 24 + 8 * i);
+        w[i] = get64(buf + 24 + 8 * i);
+    words_to_params(n->kind, w, &n->p);
     n->peer = (int32_t)get32(buf + 56);
     n->flags = get32(buf + 60);
     n->inline_len = get32(buf + 64);

@@ -143,10 +143,10 @@ static uint64_t since_origin(const otm_trace *t)
 static uint64_t event_bytes(const otm_event *ev)
 {
     switch (ev->kind) {
-    case OTM_KIND_ALLOC: return ev->a[0];
-    case OTM_KIND_SUBMIT:
-    case OTM_KIND_RETRIEVE: return ev->a[1];
-    case OTM_KIND_EXCHANGE: return ev->a[2];
+    case OTM_KIND_ALLOC: return ev->p.alloc.size;
+    case OTM_KIND_SUBMIT: return ev->p.submit.size;
+    case OTM_KIND_RETRIEVE: return ev->p.retrieve.size;
+    case OTM_KIND_EXCHANGE: return ev->p.exchange.size;
     default: return 0;
     }
 }

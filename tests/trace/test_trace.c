@@ -29,11 +29,13 @@ static otm_event event(int kind, int side, int rank, uint64_t bytes, int tag)
     ev.tag = tag;
     ev.state = OTM_RUNNING;
     if (kind == OTM_KIND_EXCHANGE)
-        ev.a[2] = bytes;
+        ev.p.exchange.size = bytes;
     else if (kind == OTM_KIND_ALLOC)
-        ev.a[0] = bytes;
+        ev.p.alloc.size = bytes;
+    else if (kind == OTM_KIND_SUBMIT)
+        ev.p.submit.size = bytes;
     else
-        ev.a[1] = bytes;
+        ev.p.retrieve.size = bytes;
     return ev;
 }
 
