@@ -203,21 +203,11 @@ typedef struct shell {
     atomic_int stop;
 } shell;
 
-static int kernels_waiting(otm_node *node)
-{
-    otm_lock(node);
-    int waiting = 0;
-    for (otm_event *ev = node->kern_head; ev && !waiting; ev = ev->next)
-        waiting = !ev->claimed;
-    otm_unlock(node);
-    return waiting;
-}
-
 /* Whether a thread may start a kernel now (a handler slot is free). */
 static int kernel_due(shell *sh)
 {
     return atomic_load(&sh->running) < atomic_load(&sh->max_running) &&
-           kernels_waiting(&sh->p->node);
+           otm_node_kernels_waiting(&sh->p->node);
 }
 
 static void wake(shell *sh, int all)
