@@ -252,23 +252,40 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q)
     return moved;
 }
 
-otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+/* The host's one wait: progresses q until ev ended or, with ev NULL, until
+ * q is empty. q may wait (wait_event) on a queue no other thread
+ * progresses, so a round that moved nothing on q progresses those too,
+ * and one thread alone cannot deadlock on its own event. A round that
+ * moved nothing at all is the idle policy's to wait out, never by sleeping
+ * while q streams data: a transfer advances only while its thread polls. */
+static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
-    for (;;) {
+    while (!ev || !otm_event_ended(ev)) {
         pumped r = pump(p, q);
-        if (r.empty)
+        if (!ev && r.empty)
             break;
         if (!r.moved)
             r.moved = pump_waits(p, q);
         otm_idle_after(&idle, r.moved, r.streaming);
     }
+}
+
+/* q's first failure since it was last taken; q's record starts over. */
+static otm_status take_failure(otm_pqueue *q)
+{
     pthread_mutex_lock(&q->lock);
     otm_status st = (otm_status)q->q.status;
     q->q.status = OTM_OK;
     pthread_mutex_unlock(&q->lock);
     return st;
+}
+
+otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+{
+    wait_until(p, q, NULL);
+    return take_failure(q);
 }
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
@@ -278,25 +295,13 @@ int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
         pump_waits(p, q);
     if (!r.empty)
         return 0;
-    pthread_mutex_lock(&q->lock);
-    *st = (otm_status)q->q.status;
-    q->q.status = OTM_OK;
-    pthread_mutex_unlock(&q->lock);
+    *st = take_failure(q);
     return 1;
 }
 
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    /* As in otm_pqueue_wait: q may wait (wait_event) on a queue no other
-     * thread progresses, so those are progressed here too. */
-    while (!otm_event_ended(ev)) {
-        pumped r = pump(p, q);
-        if (!r.moved)
-            r.moved = pump_waits(p, q);
-        otm_idle_after(&idle, r.moved, r.streaming);
-    }
+    wait_until(p, q, ev);
     return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
 }
 

@@ -176,7 +176,8 @@ otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
 /* Records that q waits on an event of `on` (takes a reference). -1 when
  * memory is short. */
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
-/* Waits for every event of q; returns its first failure. */
+/* Waits for every event of q; returns its first failure (then reset).
+ * This and otm_event_wait share the host's one wait loop. */
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q);
 /* Progresses q (and the queues it waits on) once, without blocking.
  * Returns 1 when q is empty, with its first failure in *st (then reset),
