@@ -57,12 +57,6 @@ void otm_plugin_log(int level, const char *fmt, ...)
     put_line(line);
 }
 
-static const char *env_get(void *ctx, const char *name)
-{
-    (void)ctx;
-    return getenv(name);
-}
-
 static void hook_lock(void *ctx) { pthread_mutex_lock(&((otm_plugin *)ctx)->lock); }
 static void hook_unlock(void *ctx) { pthread_mutex_unlock(&((otm_plugin *)ctx)->lock); }
 /* The core reads the clock on every poll that finds nothing, for timeouts
@@ -233,7 +227,8 @@ static otm_plugin *start(void)
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
-    if (otm_settings_load(&p->settings, env_get, NULL, err, sizeof err)) {
+    /* NULL: the settings are the process's environment. */
+    if (otm_settings_load(&p->settings, NULL, NULL, err, sizeof err)) {
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
         return free(p), NULL;
     }
