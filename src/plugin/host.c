@@ -376,6 +376,7 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
 
 static void free_tables(otm_plugin *p)
 {
+    otm_memory_release(p);
     for (int d = 0; d < p->ndevices; d++) {
         otm_device *dev = &p->devices[d];
         for (size_t i = 0; i < dev->nloaded; i++) {
@@ -383,21 +384,12 @@ static void free_tables(otm_plugin *p)
             free(dev->loaded[i]);
         }
         free(dev->loaded);
-        while (dev->pool) {
-            otm_pool_entry *e = dev->pool;
-            dev->pool = e->next;
-            free(e);
-        }
-        free(dev->live);
     }
     free(p->devices);
     /* Later calls (libomptarget 16 still calls deinit_device) find no
      * device rather than freed memory. */
     p->devices = NULL;
     p->ndevices = 0;
-    for (size_t i = 0; i < p->npinned; i++)
-        free(p->pinned[i]);
-    free(p->pinned);
 }
 
 void otm_host_end(otm_plugin *p)

@@ -43,7 +43,7 @@ typedef struct otm_pevent {
     otm_pqueue *queue;      /* where it runs, to progress it when synced */
 } otm_pevent;
 
-/* Pool of freed device allocations, per device and size. */
+/* Pool of freed device allocations, per device and size (memory.c). */
 typedef struct otm_pool_entry {
     uint64_t addr, size;
     struct otm_pool_entry *next;
@@ -97,7 +97,7 @@ typedef struct otm_plugin {
     /* host */
     otm_device *devices;
     int ndevices;
-    pthread_mutex_t pool_lock;
+    pthread_mutex_t pool_lock;      /* pools, live lists, pinned (memory.c) */
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
@@ -147,6 +147,22 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
 /* How many loaded objects call __tgt_register_lib: the registrations the
  * start-up of the program makes (0 if none could be told). */
 int otm_startup_registrations(void);
+
+/* ---- device memory (memory.c): host threads may call in at once ---- */
+
+/* data_alloc of size >= 0 bytes of a kind other than shared on device d:
+ * host-pinned memory (TARGET_ALLOC_HOST), a freed allocation of the same
+ * size from d's pool, or a new one (ALLOC). NULL when memory is short or
+ * the ALLOC failed (that one logged). */
+void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind);
+/* data_delete of tgt (not NULL) on device d: frees host-pinned memory,
+ * keeps a pooled size in d's pool, else deletes it on the device. A
+ * pointer the pool holds already fails (a double free). OFFLOAD_SUCCESS,
+ * or OFFLOAD_FAIL with the reason logged. */
+int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt);
+/* Frees the pools and the host-pinned memory left at the end of the job
+ * (the workers drop the device memory at EXIT). */
+void otm_memory_release(otm_plugin *p);
 
 /* ---- worker (worker.c) ---- */
 otm_device_ops otm_worker_device_ops(otm_plugin *p);
