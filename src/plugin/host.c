@@ -1,16 +1,18 @@
 /*
- * host.c - rank 0: the devices, their queues, and the exit.
+ * host.c - rank 0: its devices, what their regions print and how they die,
+ * the host's queues and the one loop that waits on them, and the
+ * operations the entry points run on them.
  *
  * Every entry point may be called from several host threads at once (nowait
  * targets run on hidden helper threads). Each queue has its own lock, held
  * while it is progressed; the node's shared state has the node lock; MPI is
- * initialised with MPI_THREAD_MULTIPLE.
+ * initialised with MPI_THREAD_MULTIPLE. The host's end of the job is
+ * lifecycle.c's; the device allocations are memory.c's.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "otm/fault.h"
 #include "otm/wire.h"
@@ -45,11 +47,6 @@ otm_device *otm_host_device(int32_t id)
     }
     return d;
 }
-
-#ifdef OTM_COVERAGE
-/* libgcov: writes the .gcda files, which _exit alone would skip. */
-void __gcov_dump(void);
-#endif
 
 /* ---- what regions print, and how they die ---- */
 
@@ -132,21 +129,6 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     int none = 0;
     __atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
-}
-
-void otm_host_end_if_faulted(otm_plugin *p)
-{
-    int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
-    if (status < 0)
-        return;
-    otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
-                   "with exit status %d", status);
-    otm_host_end(p);
-    fflush(NULL);
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
-    _exit(status);
 }
 
 void otm_host_region_hooks(otm_hooks *h)
@@ -372,9 +354,9 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
     return report(p, op, what, st);
 }
 
-/* ---- exit ---- */
+/* ---- the end ---- */
 
-static void free_tables(otm_plugin *p)
+void otm_host_release(otm_plugin *p)
 {
     otm_memory_release(p);
     for (int d = 0; d < p->ndevices; d++) {
@@ -390,36 +372,4 @@ static void free_tables(otm_plugin *p)
      * device rather than freed memory. */
     p->devices = NULL;
     p->ndevices = 0;
-}
-
-void otm_host_end(otm_plugin *p)
-{
-    if (p->node.life == OTM_LIFE_DONE)
-        return;
-    otm_host_stop(p);
-    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
-     * ever: end the job instead of hanging. */
-    if (p->node.exit_failures)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    otm_node_fini(&p->node);
-    if (p->mpi_owned)
-        MPI_Finalize();
-    otm_node_release(&p->node);
-}
-
-void otm_host_stop(otm_plugin *p)
-{
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    otm_host_exit_begin(&p->node);
-    while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
-    if (p->node.exit_failures)
-        otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
-                       p->node.exit_failures);
-    else
-        otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
-                       p->ndevices);
-    otm_plugin_trace_end(p);
-    free_tables(p);
 }

@@ -1,10 +1,14 @@
 /*
- * rtl.c - the __tgt_rtl_* entry points libomptarget calls.
+ * rtl.c - the __tgt_rtl_* entry points libomptarget calls, and the host's
+ * record of the images loaded on each device (the tables load_binary hands
+ * out, dropped at unregister_lib).
  *
  * Each one checks its arguments (they come from libomptarget and from the
  * user's program through it), turns the call into an operation of the core
  * (host.c runs it; memory.c serves data_alloc and data_delete), and reports
- * failure as OFFLOAD_FAIL with a line on stderr saying why.
+ * failure as OFFLOAD_FAIL with a line on stderr saying why. The job starts
+ * with the first call and ends with the last unregister_lib, or with
+ * deinit_plugin when nothing was registered (lifecycle.c's otm_host_end).
  */
 #include <stdint.h>
 #include <stdio.h>
