@@ -1,16 +1,18 @@
 /*
- * host.c - rank 0: the devices, their queues, and the exit.
+ * host.c - rank 0: its devices, what their regions print and how they die,
+ * the host's queues and the one loop that waits on them, and the
+ * operations the entry points run on them.
  *
  * Every entry point may be called from several host threads at once (nowait
  * targets run on hidden helper threads). Each queue has its own lock, held
  * while it is progressed; the node's shared state has the node lock; MPI is
- * initialised with MPI_THREAD_MULTIPLE.
+ * initialised with MPI_THREAD_MULTIPLE. The host's end of the job is
+ * lifecycle.c's; the device allocations are memory.c's.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "otm/fault.h"
 #include "otm/wire.h"
@@ -45,11 +47,6 @@ otm_device *otm_host_device(int32_t id)
     }
     return d;
 }
-
-#ifdef OTM_COVERAGE
-/* libgcov: writes the .gcda files, which _exit alone would skip. */
-void __gcov_dump(void);
-#endif
 
 /* ---- what regions print, and how they die ---- */
 
@@ -132,21 +129,6 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     int none = 0;
     __atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
-}
-
-void otm_host_end_if_faulted(otm_plugin *p)
-{
-    int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
-    if (status < 0)
-        return;
-    otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
-                   "with exit status %d", status);
-    otm_host_end(p);
-    fflush(NULL);
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
-    _exit(status);
 }
 
 void otm_host_region_hooks(otm_hooks *h)
@@ -252,23 +234,40 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q)
     return moved;
 }
 
-otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+/* The host's one wait: progresses q until ev ended or, with ev NULL, until
+ * q is empty. q may wait (wait_event) on a queue no other thread
+ * progresses, so a round that moved nothing on q progresses those too,
+ * and one thread alone cannot deadlock on its own event. A round that
+ * moved nothing at all is the idle policy's to wait out, never by sleeping
+ * while q streams data: a transfer advances only while its thread polls. */
+static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
-    for (;;) {
+    while (!ev || !otm_event_ended(ev)) {
         pumped r = pump(p, q);
-        if (r.empty)
+        if (!ev && r.empty)
             break;
         if (!r.moved)
             r.moved = pump_waits(p, q);
         otm_idle_after(&idle, r.moved, r.streaming);
     }
+}
+
+/* q's first failure since it was last taken; q's record starts over. */
+static otm_status take_failure(otm_pqueue *q)
+{
     pthread_mutex_lock(&q->lock);
     otm_status st = (otm_status)q->q.status;
     q->q.status = OTM_OK;
     pthread_mutex_unlock(&q->lock);
     return st;
+}
+
+otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+{
+    wait_until(p, q, NULL);
+    return take_failure(q);
 }
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
@@ -278,25 +277,13 @@ int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
         pump_waits(p, q);
     if (!r.empty)
         return 0;
-    pthread_mutex_lock(&q->lock);
-    *st = (otm_status)q->q.status;
-    q->q.status = OTM_OK;
-    pthread_mutex_unlock(&q->lock);
+    *st = take_failure(q);
     return 1;
 }
 
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    /* As in otm_pqueue_wait: q may wait (wait_event) on a queue no other
-     * thread progresses, so those are progressed here too. */
-    while (!otm_event_ended(ev)) {
-        pumped r = pump(p, q);
-        if (!r.moved)
-            r.moved = pump_waits(p, q);
-        otm_idle_after(&idle, r.moved, r.streaming);
-    }
+    wait_until(p, q, ev);
     return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
 }
 
@@ -367,10 +354,11 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
     return report(p, op, what, st);
 }
 
-/* ---- exit ---- */
+/* ---- the end ---- */
 
-static void free_tables(otm_plugin *p)
+void otm_host_release(otm_plugin *p)
 {
+    otm_memory_release(p);
     for (int d = 0; d < p->ndevices; d++) {
         otm_device *dev = &p->devices[d];
         for (size_t i = 0; i < dev->nloaded; i++) {
@@ -378,51 +366,10 @@ static void free_tables(otm_plugin *p)
             free(dev->loaded[i]);
         }
         free(dev->loaded);
-        while (dev->pool) {
-            otm_pool_entry *e = dev->pool;
-            dev->pool = e->next;
-            free(e);
-        }
-        free(dev->live);
     }
     free(p->devices);
     /* Later calls (libomptarget 16 still calls deinit_device) find no
      * device rather than freed memory. */
     p->devices = NULL;
     p->ndevices = 0;
-    for (size_t i = 0; i < p->npinned; i++)
-        free(p->pinned[i]);
-    free(p->pinned);
-}
-
-void otm_host_end(otm_plugin *p)
-{
-    if (p->node.life == OTM_LIFE_DONE)
-        return;
-    otm_host_stop(p);
-    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
-     * ever: end the job instead of hanging. */
-    if (p->node.exit_failures)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    otm_node_fini(&p->node);
-    if (p->mpi_owned)
-        MPI_Finalize();
-    otm_node_release(&p->node);
-}
-
-void otm_host_stop(otm_plugin *p)
-{
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    otm_host_exit_begin(&p->node);
-    while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
-    if (p->node.exit_failures)
-        otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
-                       p->node.exit_failures);
-    else
-        otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
-                       p->ndevices);
-    otm_plugin_trace_end(p);
-    free_tables(p);
 }

@@ -2,11 +2,21 @@
  * plugin.h - the process-wide state of the plugin and its internal API.
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
- * process (the only mutable global of the production code), created on the
- * first call and torn down at unregister_lib (libomptarget 14) or
- * deinit_plugin (16, which calls it first). Everything else hangs off it:
- * the settings, this rank's otm_node, and per role the host's devices or
- * the worker's loaded images.
+ * process (the only mutable global of the production code besides the log
+ * level and descriptor of log.c), created on the first call and torn down
+ * at unregister_lib (libomptarget 14) or deinit_plugin (16, which calls it
+ * first). Everything else hangs off it: the settings, this rank's otm_node,
+ * and per role the host's devices or the worker's loaded images.
+ *
+ * The files, and what each declares below:
+ *   rtl.c        the __tgt_rtl_* entry points (abi.h), the only exports
+ *   lifecycle.c  the instance's start, the host's end, the worker's begin
+ *                and end
+ *   log.c        the plugin's lines on stderr
+ *   images.c     the program's registered descriptors and images
+ *   memory.c     data_alloc and data_delete: the pool, host-pinned memory
+ *   host.c       rank 0: devices, region output and faults, queues, waits
+ *   worker.c     a rank >= 1: the device operations and the serving threads
  */
 #ifndef OTM_PLUGIN_H
 #define OTM_PLUGIN_H
@@ -43,7 +53,7 @@ typedef struct otm_pevent {
     otm_pqueue *queue;      /* where it runs, to progress it when synced */
 } otm_pevent;
 
-/* Pool of freed device allocations, per device and size. */
+/* Pool of freed device allocations, per device and size (memory.c). */
 typedef struct otm_pool_entry {
     uint64_t addr, size;
     struct otm_pool_entry *next;
@@ -97,7 +107,7 @@ typedef struct otm_plugin {
     /* host */
     otm_device *devices;
     int ndevices;
-    pthread_mutex_t pool_lock;
+    pthread_mutex_t pool_lock;      /* pools, live lists, pinned (memory.c) */
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
@@ -110,20 +120,49 @@ typedef struct otm_plugin {
     struct otm_output *output;      /* the regions' captured output */
 } otm_plugin;
 
+/* ---- the life of the plugin in this process (lifecycle.c) ---- */
+
 /* The instance, started on first use (MPI initialised, settings read, the
- * node set up). NULL with one line on stderr when there is no usable MPI
- * job (no launcher, a single rank, a bad setting). */
+ * node set up, the role decided: rank 0 hosts, the others are devices).
+ * NULL with one line on stderr when there is no usable MPI job (no
+ * launcher, a single rank, a bad setting). Thread-safe: started once. */
 otm_plugin *otm_plugin_get(void);
 /* The instance if it exists and is a host, else NULL. */
 otm_plugin *otm_plugin_host(void);
-
-void otm_plugin_log(int level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Sends the plugin's lines to descriptor fd from now on (2 by default). */
-void otm_plugin_log_to(int fd);
 /* Once no thread records any more: writes this rank's trace file, prints
  * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
 void otm_plugin_trace_end(otm_plugin *p);
+/* The host's end of the job: EXIT to every worker and their
+ * acknowledgements, the trace, the host's state freed (otm_host_release),
+ * then MPI_Finalize, or MPI_Abort when a worker missed the EXIT; once
+ * (later calls return at once). */
+void otm_host_end(otm_plugin *p);
+/* After a region faulted or called exit() (region_fault): ends the job and
+ * the process with the status the region gave, as in one process. A
+ * failing entry point calls it before it returns; no-op otherwise. */
+void otm_host_end_if_faulted(otm_plugin *p);
+/* A worker, before it serves: the regions' output captured
+ * (OMPTARGET_MPI_FORWARD_OUTPUT) and their faults caught; a part that
+ * fails is logged and done without. */
+void otm_worker_begin(otm_plugin *p);
+/* A worker, once its threads ended after EXIT: the trace, the node,
+ * MPI_Finalize, the regions' last output; then _exit, with 1 when
+ * MPI_Finalize failed. */
+void otm_worker_end(otm_plugin *p) __attribute__((noreturn));
+
+/* ---- the plugin's lines on stderr (log.c) ---- */
+
+/* Formats one line, prefixed "omptarget-mpi: ", if level is within the
+ * log level; one write, so that ranks' lines do not interleave. */
+void otm_plugin_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* As otm_plugin_log, for a line that has its prefix (the core's). */
+void otm_plugin_log_line(int level, const char *line);
+/* The level above which lines are dropped (OMPTARGET_MPI_LOG); warnings
+ * until the settings are read. */
+void otm_plugin_log_level(int level);
+/* Sends the plugin's lines to descriptor fd from now on (2 by default). */
+void otm_plugin_log_to(int fd);
 
 /* ---- the program's images (images.c) ---- */
 /* Registers a descriptor (once); returns how many are registered, or -1
@@ -148,35 +187,46 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
  * start-up of the program makes (0 if none could be told). */
 int otm_startup_registrations(void);
 
-/* ---- worker (worker.c) ---- */
-otm_device_ops otm_worker_device_ops(otm_plugin *p);
-/* Serves as a device until the host's EXIT; never returns. */
-void otm_worker_main(otm_plugin *p) __attribute__((noreturn));
+/* ---- device memory (memory.c): host threads may call in at once ---- */
+
+/* data_alloc of size >= 0 bytes of a kind other than shared on device d:
+ * host-pinned memory (TARGET_ALLOC_HOST), a freed allocation of the same
+ * size from d's pool, or a new one (ALLOC). NULL when memory is short or
+ * the ALLOC failed (that one logged). */
+void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind);
+/* data_delete of tgt (not NULL) on device d: frees host-pinned memory,
+ * keeps a pooled size in d's pool, else deletes it on the device. A
+ * pointer the pool holds already fails (a double free). OFFLOAD_SUCCESS,
+ * or OFFLOAD_FAIL with the reason logged. */
+int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt);
+/* Frees the pools and the host-pinned memory left at the end of the job
+ * (the workers drop the device memory at EXIT). */
+void otm_memory_release(otm_plugin *p);
 
 /* ---- host (host.c) ---- */
+/* The devices: one per rank >= 1. -1 when memory is short. */
 int otm_host_start(otm_plugin *p);
-void otm_host_stop(otm_plugin *p);
-/* The host's end of the job: EXIT to every worker (otm_host_stop), then
- * MPI_Finalize; once. */
-void otm_host_end(otm_plugin *p);
-/* After a region faulted or called exit() (region_fault): ends the job and
- * the process with the status the region gave, as in one process. A
- * failing entry point calls it before it returns; no-op otherwise. */
-void otm_host_end_if_faulted(otm_plugin *p);
+/* Frees what otm_host_start made and the calls since added to the devices
+ * (image tables, memory: otm_memory_release); no device is left. */
+void otm_host_release(otm_plugin *p);
 /* The device, or NULL (logged) for a bad id, a process without devices or
  * a device that failed. */
 otm_device *otm_host_device(int32_t id);
 /* The node's hooks of the host: the regions' output to stdout/stderr, and
  * their faults reported and their device marked failed. */
 void otm_host_region_hooks(otm_hooks *h);
+/* A new empty queue with one reference; NULL when memory is short. */
 otm_pqueue *otm_pqueue_new(otm_plugin *p);
+/* Drops a reference; the last one frees q and drops q's references on the
+ * queues it waits on. */
 void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
 /* Records that q waits on an event of `on` (takes a reference). -1 when
  * memory is short. */
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
-/* Waits for every event of q; returns its first failure. */
+/* Waits for every event of q; returns its first failure (then reset).
+ * This and otm_event_wait share the host's one wait loop. */
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q);
 /* Progresses q (and the queues it waits on) once, without blocking.
  * Returns 1 when q is empty, with its first failure in *st (then reset),
@@ -195,5 +245,14 @@ otm_status otm_host_run_op(otm_plugin *p, const otm_op *op);
  * retrieve rule of rtl.c. The queue keeps every failure for synchronize. */
 int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
                                  __tgt_async_info *ai, const char *what);
+
+/* ---- worker (worker.c) ---- */
+/* The operations the core calls to serve the host: loading and unloading
+ * images, running regions under the fault guard, handing over their
+ * output (when otm_worker_begin captures it). */
+otm_device_ops otm_worker_device_ops(otm_plugin *p);
+/* Serves as a device until the host's EXIT, then ends the process
+ * (otm_worker_end); never returns. */
+void otm_worker_main(otm_plugin *p) __attribute__((noreturn));
 
 #endif

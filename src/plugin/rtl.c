@@ -1,9 +1,14 @@
 /*
- * rtl.c - the __tgt_rtl_* entry points libomptarget calls.
+ * rtl.c - the __tgt_rtl_* entry points libomptarget calls, and the host's
+ * record of the images loaded on each device (the tables load_binary hands
+ * out, dropped at unregister_lib).
  *
  * Each one checks its arguments (they come from libomptarget and from the
- * user's program through it), turns the call into an operation of the core,
- * and reports failure as OFFLOAD_FAIL with a line on stderr saying why.
+ * user's program through it), turns the call into an operation of the core
+ * (host.c runs it; memory.c serves data_alloc and data_delete), and reports
+ * failure as OFFLOAD_FAIL with a line on stderr saying why. The job starts
+ * with the first call and ends with the last unregister_lib, or with
+ * deinit_plugin when nothing was registered (lifecycle.c's otm_host_end).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,8 +17,6 @@
 
 #include "otm/wire.h"
 #include "plugin.h"
-
-#define POOL_ENTRIES_MAX 256
 
 static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
 
@@ -284,151 +287,28 @@ static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
     }
 }
 
-/* ---- memory ---- */
-
-static void *alloc_pinned(otm_plugin *p, int64_t size)
-{
-    void *ptr = malloc(size ? (size_t)size : 1);
-    pthread_mutex_lock(&p->pool_lock);
-    if (ptr && p->npinned == p->pinned_cap) {
-        size_t cap = p->pinned_cap ? 2 * p->pinned_cap : 16;
-        void **grown = realloc(p->pinned, cap * sizeof *grown);
-        if (grown) {
-            p->pinned = grown;
-            p->pinned_cap = cap;
-        }
-    }
-    if (ptr && p->npinned < p->pinned_cap)
-        p->pinned[p->npinned++] = ptr;
-    else if (ptr)
-        free(ptr), ptr = NULL;
-    pthread_mutex_unlock(&p->pool_lock);
-    return ptr;
-}
-
-static int free_pinned(otm_plugin *p, void *ptr)
-{
-    int found = 0;
-    pthread_mutex_lock(&p->pool_lock);
-    for (size_t i = 0; i < p->npinned && !found; i++) {
-        if (p->pinned[i] == ptr) {
-            p->pinned[i] = p->pinned[--p->npinned];
-            found = 1;
-        }
-    }
-    pthread_mutex_unlock(&p->pool_lock);
-    if (found)
-        free(ptr);
-    return found;
-}
-
-/* Takes a pooled allocation of exactly `size` bytes, or returns 0. */
-static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
-{
-    uint64_t addr = 0;
-    pthread_mutex_lock(&p->pool_lock);
-    for (otm_pool_entry **e = &d->pool; *e; e = &(*e)->next) {
-        if ((*e)->size == size) {
-            otm_pool_entry *hit = *e;
-            *e = hit->next;
-            addr = hit->addr;
-            free(hit);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&p->pool_lock);
-    return addr;
-}
-
-static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
-{
-    pthread_mutex_lock(&p->pool_lock);
-    if (d->nlive == d->live_cap) {
-        size_t cap = d->live_cap ? 2 * d->live_cap : 64;
-        otm_live *grown = realloc(d->live, cap * sizeof *grown);
-        if (grown) {
-            d->live = grown;
-            d->live_cap = cap;
-        }
-    }
-    if (d->nlive < d->live_cap)   /* else: not pooled, deleted for real */
-        d->live[d->nlive++] = (otm_live){addr, size};
-    pthread_mutex_unlock(&p->pool_lock);
-}
-
-/* Keeps a freed allocation in the pool when it is known and small enough.
- * Returns 1 if it was kept, -1 if it is in the pool already (a double
- * free: deleting it on the device would leave the pool holding a dangling
- * address), 0 if it must be deleted on the device. */
-static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
-{
-    int kept = 0, entries = 0;
-    pthread_mutex_lock(&p->pool_lock);
-    for (otm_pool_entry *e = d->pool; e; e = e->next, entries++)
-        if (e->addr == addr)
-            kept = -1;
-    if (kept < 0)
-        return pthread_mutex_unlock(&p->pool_lock), -1;
-    for (size_t i = d->nlive; i-- > 0;) {
-        if (d->live[i].addr != addr)
-            continue;
-        otm_pool_entry *e = entries < POOL_ENTRIES_MAX ? malloc(sizeof *e) : NULL;
-        if (e) {
-            *e = (otm_pool_entry){addr, d->live[i].size, d->pool};
-            d->pool = e;
-            kept = 1;
-        }
-        d->live[i] = d->live[--d->nlive];
-        break;
-    }
-    pthread_mutex_unlock(&p->pool_lock);
-    return kept;
-}
+/* ---- memory (memory.c) ---- */
 
 void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
 {
     (void)host;
     otm_device *d = device(id);
-    otm_plugin *p = otm_plugin_host();
     if (!d || size < 0)
         return fail("%s on device %d: bad size", "data_alloc", id), NULL;
-    if (kind == TARGET_ALLOC_HOST)
-        return alloc_pinned(p, size);
     if (kind == TARGET_ALLOC_SHARED)
         return fail("%s on device %d: shared memory cannot span processes",
                     "data_alloc", id), NULL;
-    int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
-    uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
-    if (addr) {
-        live_add(p, d, addr, (uint64_t)size);
-        return (void *)(uintptr_t)addr;
-    }
-    otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
-                 .arg = (uint64_t)kind, .result = &addr};
-    if (otm_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
-        return NULL;
-    if (pooled)
-        live_add(p, d, addr, (uint64_t)size);
-    return (void *)(uintptr_t)addr;
+    return otm_memory_alloc(otm_plugin_host(), d, size, kind);
 }
 
 int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
 {
     otm_device *d = device(id);
-    otm_plugin *p = otm_plugin_host();
     if (!d)
         return OFFLOAD_FAIL;
     if (!tgt)
         return fail("%s on device %d: NULL pointer", "data_delete", id);
-    if (free_pinned(p, tgt))
-        return OFFLOAD_SUCCESS;
-    int pooled = pool_keep(p, d, (uint64_t)(uintptr_t)tgt);
-    if (pooled < 0)
-        return fail("%s on device %d: pointer already freed", "data_delete", id);
-    if (pooled)
-        return OFFLOAD_SUCCESS;
-    otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
-    return otm_host_submit_op(p, &op, NULL, "data_delete");
+    return otm_memory_delete(otm_plugin_host(), d, tgt);
 }
 
 /* ---- transfers ---- */

@@ -1,18 +1,19 @@
 /*
- * worker.c - a rank >= 1 as an OpenMP device.
+ * worker.c - a rank >= 1 as an OpenMP device: the operations the core runs
+ * for the host (load and unload an image, run a region, hand over what the
+ * regions printed) and the threads that serve it until EXIT.
  *
  * The worker reaches here from register_lib, inside the program's first
- * constructor: it serves the host until EXIT, then finalises MPI and leaves
- * with _exit, so the program's main never runs on a worker and no
- * destructor of libomptarget runs against a half-torn-down plugin.
+ * constructor, so the program's main never runs on a worker. What comes
+ * before the first region and after EXIT (output capture and the fault
+ * guard; MPI_Finalize and _exit, so that no destructor of libomptarget
+ * runs against a half-torn-down plugin) is lifecycle.c's.
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <mpi.h>
 
@@ -22,11 +23,6 @@
 #include "otm/output.h"
 #include "otm/wire.h"
 #include "plugin.h"
-
-#ifdef OTM_COVERAGE
-/* libgcov: writes the .gcda files, which _exit alone would skip. */
-void __gcov_dump(void);
-#endif
 
 /* An image without a table of its own (not made by clang): its entries
  * are the symbols its host record names, which only a worker holding that
@@ -291,26 +287,6 @@ static void *serve_thread(void *arg)
     return NULL;
 }
 
-/* Before the first region: faults in regions become errors, and what the
- * regions print is captured for the host (OMPTARGET_MPI_FORWARD_OUTPUT). */
-static void start_device(otm_plugin *p)
-{
-    char err[256], prefix[80];
-    if (p->settings.forward_output) {
-        if (otm_output_start(&p->output, err, sizeof err))
-            otm_plugin_log(OTM_LOG_WARN, "rank %d: %s; the regions' output goes to "
-                           "this rank's own descriptors", p->node.rank, err);
-        else
-            otm_plugin_log_to(otm_output_fd(p->output, 2));
-    }
-    snprintf(prefix, sizeof prefix, "omptarget-mpi: rank %d (device %d): ", p->node.rank,
-             p->node.rank - 1);
-    int fd = p->output ? otm_output_fd(p->output, 2) : 2;
-    if (otm_fault_install(fd, prefix))
-        otm_plugin_log(OTM_LOG_WARN, "rank %d: cannot catch faults in target regions",
-                       p->node.rank);
-}
-
 void otm_worker_main(otm_plugin *p)
 {
     pthread_t threads[64];
@@ -319,7 +295,7 @@ void otm_worker_main(otm_plugin *p)
     atomic_init(&sh.max_running, n);
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
-    start_device(p);
+    otm_worker_begin(p);
     p->node.hooks.device = otm_worker_device_ops(p);
     for (int i = 0; i < n; i++)
         if (pthread_create(&threads[i], NULL, serve_thread, &sh))
@@ -333,23 +309,5 @@ void otm_worker_main(otm_plugin *p)
     wake(&sh, 1);
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
-    otm_plugin_trace_end(p);
-    uint64_t served = 0;
-    for (int k = 0; k < OTM_KIND_END; k++)
-        served += p->node.stats.events[k];
-    otm_node_fini(&p->node);
-    int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
-    otm_node_release(&p->node);
-    /* What the regions printed and nobody took goes out now. */
-    otm_output_stop(p->output);
-    p->output = NULL;
-    otm_plugin_log_to(2);
-    /* Tests read this line to know every worker really finished. */
-    otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
-                   p->node.rank, (unsigned long long)served);
-    fflush(NULL);
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
-    _exit(rc);
+    otm_worker_end(p);
 }

@@ -1,67 +1,39 @@
 /*
- * boot.c - the process-wide instance: MPI start-up, settings, the node.
+ * lifecycle.c - the plugin's life in this process, from its start to the
+ * process's end, for both roles.
+ *
+ * Start (the first call of libomptarget, once): the settings, MPI, the
+ * node, and the role: rank 0 is the host, every other rank a worker. Then
+ * the collectives of the set-up every rank makes (the device map, the
+ * trace's time origin).
+ * The worker's begin and end around serving (worker.c's threads): the
+ * regions' output captured and their faults caught before the first
+ * region; after EXIT, MPI_Finalize and _exit.
+ * The host's end: at the program's end (otm_host_end, from rtl.c), or as
+ * soon as a region faulted or called exit() (otm_host_end_if_faulted).
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <mpi.h>
 
 #include "../shell/idle.h"
 #include "../shell/trace.h"
+#include "otm/fault.h"
+#include "otm/output.h"
 #include "plugin.h"
+
+#ifdef OTM_COVERAGE
+/* libgcov: writes the .gcda files, which _exit alone would skip. */
+void __gcov_dump(void);
+#endif
 
 static otm_plugin *instance;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int log_level = OTM_LOG_WARN;
-/* Where the plugin's own lines go: stderr, or on a worker that captures
- * its regions' output, the descriptor stderr was before. */
-static int log_fd = 2;
 
-/* One write per line, so that lines of different ranks sharing a terminal
- * under mpiexec do not interleave. */
-static void put_line(const char *line)
-{
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "%s\n", line);
-    if (n <= 0)
-        return;
-    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    if (log_fd == 2) {
-        fflush(stderr);     /* after what the program wrote there */
-        if (write(2, buf, len) < 0)
-            return;
-    } else if (write(log_fd, buf, len) < 0) {
-        return;
-    }
-}
-
-void otm_plugin_log_to(int fd)
-{
-    log_fd = fd;
-}
-
-void otm_plugin_log(int level, const char *fmt, ...)
-{
-    char line[480];
-    va_list ap;
-    if (level > log_level)
-        return;
-    int n = snprintf(line, sizeof line, "omptarget-mpi: ");
-    va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    va_end(ap);
-    put_line(line);
-}
-
-static const char *env_get(void *ctx, const char *name)
-{
-    (void)ctx;
-    return getenv(name);
-}
+/* ---- start ---------------------------------------------------------------- */
 
 static void hook_lock(void *ctx) { pthread_mutex_lock(&((otm_plugin *)ctx)->lock); }
 static void hook_unlock(void *ctx) { pthread_mutex_unlock(&((otm_plugin *)ctx)->lock); }
@@ -73,8 +45,14 @@ static uint64_t hook_now(void *ctx) { (void)ctx; return otm_clock_coarse_ns(); }
 static void hook_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
-    if (level <= log_level)
-        put_line(msg);
+    otm_plugin_log_line(level, msg);
+}
+
+static otm_hooks hooks_for(otm_plugin *p)
+{
+    otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
+                   .log = hook_log, .ctx = p};
+    return h;
 }
 
 /* An MPI launcher leaves its mark in the environment. Without one, MPI would
@@ -185,45 +163,6 @@ static void start_trace(otm_plugin *p)
                        p->node.rank, err);
 }
 
-static void say(void *ctx, const char *line)
-{
-    (void)ctx;
-    otm_plugin_log(OTM_LOG_ERROR, "%s", line);
-}
-
-void otm_plugin_trace_end(otm_plugin *p)
-{
-    char msg[1200];
-    otm_trace *t = p->trace;
-    if (!t)
-        return;
-    p->node.hooks.trace = NULL;
-    p->trace = NULL;
-    if (p->settings.trace_len) {
-        int rc = otm_trace_write(t, msg, sizeof msg);
-        if (rc)
-            otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, msg);
-        else
-            otm_plugin_log(p->node.rank == 0 ? OTM_LOG_ERROR : OTM_LOG_INFO,
-                           "rank %d: trace written to %s (%llu spans)", p->node.rank,
-                           msg, (unsigned long long)otm_trace_spans(t));
-        if (otm_trace_dropped(t))
-            otm_plugin_log(OTM_LOG_WARN, "rank %d: the trace was full: %llu spans "
-                           "dropped (kept the first %u)", p->node.rank,
-                           (unsigned long long)otm_trace_dropped(t), OTM_TRACE_CAPACITY);
-    }
-    if (p->settings.info)
-        otm_trace_report(t, say, NULL);
-    otm_trace_free(t);
-}
-
-static otm_hooks hooks_for(otm_plugin *p)
-{
-    otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
-                   .log = hook_log, .ctx = p};
-    return h;
-}
-
 static otm_plugin *start(void)
 {
     char err[256];
@@ -233,11 +172,12 @@ static otm_plugin *start(void)
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
-    if (otm_settings_load(&p->settings, env_get, NULL, err, sizeof err)) {
+    /* NULL: the settings are the process's environment. */
+    if (otm_settings_load(&p->settings, NULL, NULL, err, sizeof err)) {
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
         return free(p), NULL;
     }
-    log_level = p->settings.log_level;
+    otm_plugin_log_level(p->settings.log_level);
     if (!under_launcher()) {
         otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");
@@ -278,4 +218,144 @@ otm_plugin *otm_plugin_host(void)
 {
     otm_plugin *p = otm_plugin_get();
     return p && p->role == OTM_ROLE_HOST ? p : NULL;
+}
+
+/* ---- the trace, at either role's end --------------------------------------- */
+
+static void say(void *ctx, const char *line)
+{
+    (void)ctx;
+    otm_plugin_log(OTM_LOG_ERROR, "%s", line);
+}
+
+void otm_plugin_trace_end(otm_plugin *p)
+{
+    char msg[1200];
+    otm_trace *t = p->trace;
+    if (!t)
+        return;
+    p->node.hooks.trace = NULL;
+    p->trace = NULL;
+    if (p->settings.trace_len) {
+        int rc = otm_trace_write(t, msg, sizeof msg);
+        if (rc)
+            otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, msg);
+        else
+            otm_plugin_log(p->node.rank == 0 ? OTM_LOG_ERROR : OTM_LOG_INFO,
+                           "rank %d: trace written to %s (%llu spans)", p->node.rank,
+                           msg, (unsigned long long)otm_trace_spans(t));
+        if (otm_trace_dropped(t))
+            otm_plugin_log(OTM_LOG_WARN, "rank %d: the trace was full: %llu spans "
+                           "dropped (kept the first %u)", p->node.rank,
+                           (unsigned long long)otm_trace_dropped(t), OTM_TRACE_CAPACITY);
+    }
+    if (p->settings.info)
+        otm_trace_report(t, say, NULL);
+    otm_trace_free(t);
+}
+
+/* ---- the host's end ---------------------------------------------------------- */
+
+/* EXIT to every worker, until each acknowledged it or gave up (the core's
+ * exit protocol). */
+static void exit_workers(otm_plugin *p)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, &p->settings);
+    otm_host_exit_begin(&p->node);
+    while (p->node.life != OTM_LIFE_DONE)
+        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
+    if (p->node.exit_failures)
+        otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
+                       p->node.exit_failures);
+    else
+        otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
+                       p->ndevices);
+}
+
+void otm_host_end(otm_plugin *p)
+{
+    if (p->node.life == OTM_LIFE_DONE)
+        return;
+    exit_workers(p);
+    otm_plugin_trace_end(p);
+    otm_host_release(p);
+    /* A worker that never heard EXIT would keep MPI_Finalize waiting for
+     * ever: end the job instead of hanging. */
+    if (p->node.exit_failures)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    otm_node_fini(&p->node);
+    if (p->mpi_owned)
+        MPI_Finalize();
+    otm_node_release(&p->node);
+}
+
+/* Here rather than beside region_fault (host.c), which only records the
+ * status: this is the other way the host's process ends, the job first
+ * (otm_host_end), then the process with _exit, as the region would have
+ * ended it in one process. */
+void otm_host_end_if_faulted(otm_plugin *p)
+{
+    int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
+    if (status < 0)
+        return;
+    otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
+                   "with exit status %d", status);
+    otm_host_end(p);
+    fflush(NULL);
+#ifdef OTM_COVERAGE
+    __gcov_dump();
+#endif
+    _exit(status);
+}
+
+/* ---- the worker's begin and end ---------------------------------------------- */
+
+/* Before the first region: faults in regions become errors, and what the
+ * regions print is captured for the host (OMPTARGET_MPI_FORWARD_OUTPUT). */
+void otm_worker_begin(otm_plugin *p)
+{
+    char err[256], prefix[80];
+    if (p->settings.forward_output) {
+        if (otm_output_start(&p->output, err, sizeof err))
+            otm_plugin_log(OTM_LOG_WARN, "rank %d: %s; the regions' output goes to "
+                           "this rank's own descriptors", p->node.rank, err);
+        else
+            otm_plugin_log_to(otm_output_fd(p->output, 2));
+    }
+    snprintf(prefix, sizeof prefix, "omptarget-mpi: rank %d (device %d): ", p->node.rank,
+             p->node.rank - 1);
+    int fd = p->output ? otm_output_fd(p->output, 2) : 2;
+    if (otm_fault_install(fd, prefix))
+        otm_plugin_log(OTM_LOG_WARN, "rank %d: cannot catch faults in target regions",
+                       p->node.rank);
+}
+
+static uint64_t events_served(const otm_plugin *p)
+{
+    uint64_t served = 0;
+    for (int k = 0; k < OTM_KIND_END; k++)
+        served += p->node.stats.events[k];
+    return served;
+}
+
+void otm_worker_end(otm_plugin *p)
+{
+    otm_plugin_trace_end(p);
+    uint64_t served = events_served(p);
+    otm_node_fini(&p->node);
+    int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
+    otm_node_release(&p->node);
+    /* What the regions printed and nobody took goes out now. */
+    otm_output_stop(p->output);
+    p->output = NULL;
+    otm_plugin_log_to(2);
+    /* Tests read this line to know every worker really finished. */
+    otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
+                   p->node.rank, (unsigned long long)served);
+    fflush(NULL);
+#ifdef OTM_COVERAGE
+    __gcov_dump();
+#endif
+    _exit(rc);
 }

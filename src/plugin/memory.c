@@ -1,0 +1,172 @@
+/*
+ * memory.c - the host's side of data_alloc and data_delete: the pool of
+ * freed device allocations, and host-pinned memory.
+ *
+ * An allocation is a round trip to the worker (ALLOC, DELETE); a program
+ * that maps and unmaps the same sizes in a loop would pay two per
+ * iteration. With OMPTARGET_MPI_POOL on, a deleted allocation up to
+ * pool_max bytes stays on the device and the next data_alloc of exactly
+ * that size takes it back without a message; deleting an address the pool
+ * already holds is refused as a double free. Host-pinned memory
+ * (TARGET_ALLOC_HOST) is plain host memory: MPI reads and writes it
+ * without page locking. Every list here is under p->pool_lock, so any host
+ * thread may call in.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "plugin.h"
+
+/* Freed allocations kept per device at most: beyond, a delete is real, so
+ * the device memory the pool holds away from the program stays bounded. */
+#define POOL_ENTRIES_MAX 256
+
+static void *alloc_pinned(otm_plugin *p, int64_t size)
+{
+    void *ptr = malloc(size ? (size_t)size : 1);
+    pthread_mutex_lock(&p->pool_lock);
+    if (ptr && p->npinned == p->pinned_cap) {
+        size_t cap = p->pinned_cap ? 2 * p->pinned_cap : 16;
+        void **grown = realloc(p->pinned, cap * sizeof *grown);
+        if (grown) {
+            p->pinned = grown;
+            p->pinned_cap = cap;
+        }
+    }
+    if (ptr && p->npinned < p->pinned_cap)
+        p->pinned[p->npinned++] = ptr;
+    else if (ptr)
+        free(ptr), ptr = NULL;
+    pthread_mutex_unlock(&p->pool_lock);
+    return ptr;
+}
+
+static int free_pinned(otm_plugin *p, void *ptr)
+{
+    int found = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (size_t i = 0; i < p->npinned && !found; i++) {
+        if (p->pinned[i] == ptr) {
+            p->pinned[i] = p->pinned[--p->npinned];
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    if (found)
+        free(ptr);
+    return found;
+}
+
+/* Takes a pooled allocation of exactly `size` bytes, or returns 0. */
+static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
+{
+    uint64_t addr = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (otm_pool_entry **e = &d->pool; *e; e = &(*e)->next) {
+        if ((*e)->size == size) {
+            otm_pool_entry *hit = *e;
+            *e = hit->next;
+            addr = hit->addr;
+            free(hit);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    return addr;
+}
+
+static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
+{
+    pthread_mutex_lock(&p->pool_lock);
+    if (d->nlive == d->live_cap) {
+        size_t cap = d->live_cap ? 2 * d->live_cap : 64;
+        otm_live *grown = realloc(d->live, cap * sizeof *grown);
+        if (grown) {
+            d->live = grown;
+            d->live_cap = cap;
+        }
+    }
+    if (d->nlive < d->live_cap)   /* else: not pooled, deleted for real */
+        d->live[d->nlive++] = (otm_live){addr, size};
+    pthread_mutex_unlock(&p->pool_lock);
+}
+
+/* Keeps a freed allocation in the pool when it is known and small enough.
+ * Returns 1 if it was kept, -1 if it is in the pool already (a double
+ * free: deleting it on the device would leave the pool holding a dangling
+ * address), 0 if it must be deleted on the device. */
+static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
+{
+    int kept = 0, entries = 0;
+    pthread_mutex_lock(&p->pool_lock);
+    for (otm_pool_entry *e = d->pool; e; e = e->next, entries++)
+        if (e->addr == addr)
+            kept = -1;
+    if (kept < 0)
+        return pthread_mutex_unlock(&p->pool_lock), -1;
+    for (size_t i = d->nlive; i-- > 0;) {
+        if (d->live[i].addr != addr)
+            continue;
+        otm_pool_entry *e = entries < POOL_ENTRIES_MAX ? malloc(sizeof *e) : NULL;
+        if (e) {
+            *e = (otm_pool_entry){addr, d->live[i].size, d->pool};
+            d->pool = e;
+            kept = 1;
+        }
+        d->live[i] = d->live[--d->nlive];
+        break;
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    return kept;
+}
+
+void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind)
+{
+    if (kind == TARGET_ALLOC_HOST)
+        return alloc_pinned(p, size);
+    int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
+    uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
+    if (addr) {
+        live_add(p, d, addr, (uint64_t)size);
+        return (void *)(uintptr_t)addr;
+    }
+    otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
+                 .arg = (uint64_t)kind, .result = &addr};
+    if (otm_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
+        return NULL;
+    if (pooled)
+        live_add(p, d, addr, (uint64_t)size);
+    return (void *)(uintptr_t)addr;
+}
+
+int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt)
+{
+    if (free_pinned(p, tgt))
+        return OFFLOAD_SUCCESS;
+    int pooled = pool_keep(p, d, (uint64_t)(uintptr_t)tgt);
+    if (pooled < 0) {
+        otm_plugin_log(OTM_LOG_ERROR, "data_delete on device %d: pointer already freed",
+                       d->rank - 1);
+        return OFFLOAD_FAIL;
+    }
+    if (pooled)
+        return OFFLOAD_SUCCESS;
+    otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
+    return otm_host_submit_op(p, &op, NULL, "data_delete");
+}
+
+void otm_memory_release(otm_plugin *p)
+{
+    for (int i = 0; i < p->ndevices; i++) {
+        otm_device *d = &p->devices[i];
+        while (d->pool) {
+            otm_pool_entry *e = d->pool;
+            d->pool = e->next;
+            free(e);
+        }
+        free(d->live);
+    }
+    for (size_t i = 0; i < p->npinned; i++)
+        free(p->pinned[i]);
+    free(p->pinned);
+}
