@@ -5,7 +5,7 @@
  * host.c, compiled unchanged) made by a host against a simulated job: this
  * file replaces the two pieces of the plugin that touch the process, so
  * that rank 0 is the simulator's:
- *   - boot.c (MPI start-up): the plugin instance is built here, its node
+ *   - lifecycle.c (MPI start-up, the end of the job): the plugin instance is built here, its node
  *     being the world's rank 0 (sim_config.host_node);
  *   - src/shell/idle.c (the idle policy of every wait): a wait steps the
  *     simulated world instead of sleeping, and virtual time passes only
@@ -188,7 +188,7 @@ static void die(const char *fmt, ...)
     abort();
 }
 
-/* ---- the plugin's process-facing pieces, replaced (boot.c, worker.c's
+/* ---- the plugin's process-facing pieces, replaced (lifecycle.c, worker.c's
  * entry, idle.c) and the one MPI call the simulator does not serve ---------- */
 
 otm_plugin *otm_plugin_get(void)
@@ -214,7 +214,7 @@ void otm_plugin_log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
-/* No trace recorder here (boot.c makes one under OMPTARGET_MPI_TRACE). */
+/* No trace recorder here (lifecycle.c makes one under OMPTARGET_MPI_TRACE). */
 void otm_plugin_trace_end(otm_plugin *p)
 {
     if (p->trace)
@@ -230,10 +230,34 @@ void otm_worker_main(otm_plugin *p)
 
 /* unregister_lib ends the job this way when a worker did not acknowledge
  * the exit: in a fault-free world, a bug. */
-int MPI_Abort(MPI_Comm comm, int code)
+/* lifecycle.c's end of the job without MPI_Finalize: EXIT to every worker,
+ * then the host's state freed. A worker that did not acknowledge the exit
+ * (the plugin would MPI_Abort) is, in a fault-free world, a bug. lifecycle.c
+ * itself cannot be compiled here: it also starts MPI and defines the
+ * instance this harness builds. */
+void otm_host_end(otm_plugin *p)
 {
-    (void)comm;
-    die("unregister_lib called MPI_Abort (%d): a worker missed the exit", code);
+    otm_idle idle;
+    if (p->node.life == OTM_LIFE_DONE)
+        return;
+    otm_idle_init(&idle, &p->settings);
+    otm_host_exit_begin(&p->node);
+    while (p->node.life != OTM_LIFE_DONE)
+        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
+    if (p->node.exit_failures)
+        die("unregister_lib: %d worker(s) missed the exit", p->node.exit_failures);
+    otm_plugin_trace_end(p);
+    otm_host_release(p);
+    otm_node_fini(&p->node);
+    otm_node_release(&p->node);
+}
+
+/* The world's own hooks take the regions' faults (region_fault is not
+ * installed), so no region ends the program here. */
+void otm_host_end_if_faulted(otm_plugin *p)
+{
+    if (__atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE))
+        die("a region ended the program in a harness without faults");
 }
 
 void otm_idle_init(otm_idle *idle, const otm_settings *s)
