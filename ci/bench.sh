@@ -10,8 +10,7 @@
 #   --quick        every measurement once with small sizes (1,000 nowait
 #                  regions): checks that everything builds and runs; results
 #                  in <build dir>/bench/quick
-#   --update-docs  also copies the table, JSON and plot to docs/bench/ and
-#                  the table into README.md (between the bench-table marks)
+#   --update-docs  also copies the table, JSON and plot to docs/bench/
 #   --build-dir D  use the build tree D as it is (no setup, no build);
 #                  without it: ci/setup.sh, then configure and build build/
 #   --out DIR      write the results there instead
@@ -277,20 +276,7 @@ if [ "$update_docs" -eq 1 ]; then
         cp "$out/$name.md" docs/bench/results.md
         cp "$out/$name.json" docs/bench/results.json
         cp "$png" docs/bench/bandwidth.png
-        # The README holds the table between two marks.
-        awk -v table=docs/bench/results.md -v machine="$machine" -v runs="$runs" '
-            /^<!-- bench-table -->$/ { print; print ""
-                print "Measured on " machine ", median of " runs " runs:"; print ""
-                while ((getline l < table) > 0) print l; skip = 1; next }
-            /^<!-- \/bench-table -->$/ { skip = 0 }
-            !skip' README.md >README.md.new
-        if grep -q '^<!-- bench-table -->$' README.md; then
-            mv README.md.new README.md
-            echo "bench: docs/bench/ and the table in README.md updated"
-        else
-            rm -f README.md.new
-            echo "bench: docs/bench/ updated (README.md has no bench-table marks)"
-        fi
+        echo "bench: docs/bench/ updated"
     fi
 fi
 
