@@ -1114,3 +1114,14 @@ sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
     free(prefix);
     return stats;
 }
+
+otm_status sim_queue_wait(otm_node *node, otm_queue *q)
+{
+    while (!otm_queue_empty(q)) {
+        if (!otm_queue_progress(node, q) && node->hooks.idle)
+            node->hooks.idle(node->hooks.ctx);
+    }
+    otm_status st = (otm_status)q->status;
+    q->status = OTM_OK;
+    return st;
+}

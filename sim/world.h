@@ -159,8 +159,14 @@ sim_result sim_world_run_queue(sim_world *w, otm_queue *q);
 sim_result sim_world_teardown(sim_world *w);
 
 /* One scheduling step of the actors other than the running one: the idle
- * hook of a blocking host call (otm_queue_wait) inside the world. */
+ * hook of a blocking host call (sim_queue_wait) inside the world. */
 void sim_world_step_others(sim_world *w);
+
+/* Progresses `q` until it is empty, calling the node's idle hook between
+ * rounds (in a world: the other ranks run). Returns the queue's first
+ * failure (and resets it), or OTM_OK. The plugin has its own loop (its
+ * idle policy, the fault end path); tests of host programs use this one. */
+otm_status sim_queue_wait(otm_node *node, otm_queue *q);
 
 /* One scheduling step of any actor or delivery, for a test that plays the
  * host itself (calling the plugin's entry points) and steps the world from

@@ -143,7 +143,7 @@ static void test_load_bytes_exhaustive(void **state)
 /* Phases on one queue, waited for through the node's idle hook. */
 static otm_status wait0(scn *s)
 {
-    return otm_queue_wait(sim_world_node(s->w, 0), s->q[0]);
+    return sim_queue_wait(sim_world_node(s->w, 0), s->q[0]);
 }
 
 static void open1(scn *s)

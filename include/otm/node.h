@@ -13,9 +13,9 @@
  * them with otm_queue_progress; a worker moves with otm_gate_poll_once (new
  * notifications and data events) and otm_handler_run_once (kernels), which
  * the production shell calls from its threads and the simulator from its
- * scheduler. otm_queue_wait is the one helper that loops: it alternates
- * progress with the idle hook, which in production is the idle policy and
- * in the simulator runs the other ranks.
+ * scheduler. Whoever waits loops over progress and its own pause (the
+ * plugin's wait loop with the idle policy; the simulator's sim_queue_wait
+ * runs the other ranks).
  *
  * Threads: the host may progress different queues from different threads;
  * a worker's gate and handler may run on different threads. Shared state
@@ -107,7 +107,9 @@ typedef struct otm_hooks {
     void (*lock)(void *ctx);                    /* NULL: single thread */
     void (*unlock)(void *ctx);
     void (*log)(void *ctx, int level, const char *msg); /* NULL: silent */
-    void (*idle)(void *ctx);                    /* otm_queue_wait's pause */
+    /* A waiter's pause between rounds of progress. The core never calls
+     * it: it is for whoever loops (the simulator's sim_queue_wait). */
+    void (*idle)(void *ctx);
     /* NULL: no tracing (one branch per point). Else called at each
      * otm_trace_point of every event that was enqueued or dispatched, on
      * the thread that moved the event, with no core lock held. It may
@@ -227,10 +229,6 @@ static inline int otm_queue_streaming(const otm_queue *q)
 {
     return q->head && otm_event_streaming(q->head);
 }
-
-/* Progresses `q` until it is empty, calling the idle hook between rounds.
- * Returns the queue's first failure (and resets it), or OTM_OK. */
-otm_status otm_queue_wait(otm_node *node, otm_queue *q);
 
 /* A new reference to the last event of q (NULL if q is empty: nothing to
  * wait for). */

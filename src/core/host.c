@@ -121,17 +121,6 @@ int otm_queue_progress(otm_node *node, otm_queue *q)
     return moved;
 }
 
-otm_status otm_queue_wait(otm_node *node, otm_queue *q)
-{
-    while (!otm_queue_empty(q)) {
-        if (!otm_queue_progress(node, q) && node->hooks.idle)
-            node->hooks.idle(node->hooks.ctx);
-    }
-    otm_status st = (otm_status)q->status;
-    q->status = OTM_OK;
-    return st;
-}
-
 otm_event *otm_queue_last(otm_node *node, otm_queue *q)
 {
     otm__lock(node);
