@@ -149,11 +149,56 @@ static int start_retrieve(otm_node *node, otm_event *ev)
     return to_reply(ev, st);
 }
 
-static int start_exchange(otm_node *node, otm_event *ev)
+/* LOCAL: both addresses are on this worker. */
+static int exchange_local(otm_node *node, otm_event *ev)
 {
     uint64_t src = ev->p.exchange.src, dst = ev->p.exchange.dst;
     uint64_t size = ev->p.exchange.size;
-    otm_status st = check_plan(size, ev->p.exchange.frag);
+    otm_status st = check(node, src, size);
+    if (st == OTM_OK)
+        st = check(node, dst, size);
+    if (st == OTM_OK && size)
+        memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, size);
+    return to_reply(ev, st);
+}
+
+/* SEND: the preamble tells the receiving worker whether data follows. */
+static int exchange_send(otm_node *node, otm_event *ev)
+{
+    uint64_t size = ev->p.exchange.size;
+    otm_reply pre = {.status = check(node, ev->p.exchange.src, size)};
+    ev->status = pre.status;
+    ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
+    if (!ev->reply)
+        return to_reply(ev, OTM_ERR_NOMEM);
+    otm_wire_put_reply(ev->reply, &pre);
+    otm_status st = otm__post_send(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+                                   OTM_WIRE_REPLY_SIZE, ev->peer);
+    if (st)
+        return otm__event_fail(node, ev, st);
+    if (pre.status || size == 0)
+        return to_reply(ev, pre.status);
+    return to_payload(node, ev, OTM_OK, size, ev->p.exchange.frag);
+}
+
+/* RECV: the sender's preamble comes first (preamble_step). */
+static int exchange_recv(otm_node *node, otm_event *ev)
+{
+    ev->status = check(node, ev->p.exchange.dst, ev->p.exchange.size);
+    ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
+    if (!ev->reply)
+        return to_reply(ev, OTM_ERR_NOMEM);
+    otm_status st = otm__post_recv(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
+                                   OTM_WIRE_REPLY_SIZE, ev->peer);
+    if (st)
+        return otm__event_fail(node, ev, st);
+    ev->step = OTM_AT_PREAMBLE;
+    return 1;
+}
+
+static int start_exchange(otm_node *node, otm_event *ev)
+{
+    otm_status st = check_plan(ev->p.exchange.size, ev->p.exchange.frag);
     int remote = ev->flags == OTM_XCHG_SEND || ev->flags == OTM_XCHG_RECV;
     /* The other end must be another worker: MPI would refuse a bad rank,
      * and talking to oneself would never complete. */
@@ -162,42 +207,10 @@ static int start_exchange(otm_node *node, otm_event *ev)
     if (st)
         return to_reply(ev, st);
     switch (ev->flags) {
-    case OTM_XCHG_LOCAL:
-        st = check(node, src, size);
-        if (st == OTM_OK)
-            st = check(node, dst, size);
-        if (st == OTM_OK && size)
-            memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, size);
-        return to_reply(ev, st);
-    case OTM_XCHG_SEND: {
-        /* The preamble tells the receiving worker whether data follows. */
-        otm_reply pre = {.status = check(node, src, size)};
-        ev->status = pre.status;
-        ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
-        if (!ev->reply)
-            return to_reply(ev, OTM_ERR_NOMEM);
-        otm_wire_put_reply(ev->reply, &pre);
-        st = otm__post_send(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
-                           OTM_WIRE_REPLY_SIZE, ev->peer);
-        if (st)
-            return otm__event_fail(node, ev, st);
-        if (pre.status || size == 0)
-            return to_reply(ev, pre.status);
-        return to_payload(node, ev, OTM_OK, size, ev->p.exchange.frag);
-    }
-    case OTM_XCHG_RECV:
-        ev->status = check(node, dst, size);
-        ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
-        if (!ev->reply)
-            return to_reply(ev, OTM_ERR_NOMEM);
-        st = otm__post_recv(node, ev, OTM_SLOT_PREAMBLE, ev->reply,
-                           OTM_WIRE_REPLY_SIZE, ev->peer);
-        if (st)
-            return otm__event_fail(node, ev, st);
-        ev->step = OTM_AT_PREAMBLE;
-        return 1;
-    default:
-        return to_reply(ev, OTM_ERR_BAD_MESSAGE);
+    case OTM_XCHG_LOCAL: return exchange_local(node, ev);
+    case OTM_XCHG_SEND: return exchange_send(node, ev);
+    case OTM_XCHG_RECV: return exchange_recv(node, ev);
+    default: return to_reply(ev, OTM_ERR_BAD_MESSAGE);
     }
 }
 
