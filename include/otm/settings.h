@@ -9,6 +9,10 @@
  * then left at their defaults and the caller refuses to start (no silent
  * fallback). The table otm_settings_table() lists every variable with its
  * default, range and meaning: the README's table is checked against it.
+ *
+ * No MPI header is needed (the core's part is otm/config.h), so the
+ * settings are one library whichever MPI the plugin is built for, and
+ * MPI-free programs can link them alone.
  */
 #ifndef OTM_SETTINGS_H
 #define OTM_SETTINGS_H
@@ -16,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "otm/node.h"
+#include "otm/config.h"
 #include "otm/status.h"
 
 typedef enum otm_idle_policy {
@@ -32,7 +36,8 @@ typedef struct otm_settings {
     otm_idle_policy idle;
     uint64_t spin_ns;       /* busy-poll this long before yielding */
     uint64_t sleep_max_ns;  /* longest back-off sleep */
-    int log_level;          /* otm_log_level: 0 error .. 3 debug */
+    int log_level;          /* a value of otm_log_level (otm/node.h):
+                             * 0 error, 1 warn, 2 info, 3 debug */
     int pool;               /* reuse device allocations (0/1) */
     uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
     int forward_output;     /* regions' stdout/stderr go to the host (0/1) */
@@ -55,8 +60,8 @@ typedef struct otm_setting_doc {
 /* The defaults. */
 otm_settings otm_settings_default(void);
 
-/* Reads every variable through `get` (getenv in production; tests pass
- * their own). On error returns OTM_ERR_INVALID, writes one line into err
+/* Reads every variable through `get` (NULL: the process environment, via
+ * getenv; tests pass their own, which gets `ctx`). On error returns OTM_ERR_INVALID, writes one line into err
  * ("OMPTARGET_MPI_FRAGMENT_SIZE=abc: expected bytes in 1..2147483647, e.g.
  * 1048576 or 1M") and leaves *s at the defaults. Sizes accept a K/M/G
  * suffix (powers of 1024); durations accept ns/us/ms/s suffixes (no suffix:

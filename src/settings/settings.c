@@ -30,6 +30,10 @@
 /* Longest trace path prefix; room is left for ".RANK.json". */
 #define PATH_MAX_LEN 1000ull
 
+/* otm_log_level's values (otm/node.h, not included: it needs MPI's header).
+ * tests/settings/test_log_levels.c checks that they agree. */
+enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
 /* How a value is spelled. */
 typedef enum kind {
     K_COUNT,        /* a plain integer */
@@ -197,7 +201,7 @@ otm_settings otm_settings_default(void)
         .idle = OTM_IDLE_SLEEP,
         .spin_ns = 50 * NS_US,
         .sleep_max_ns = NS_MS,
-        .log_level = OTM_LOG_WARN,
+        .log_level = LOG_WARN,
         .pool = 1,
         .pool_max = MIB,
         .forward_output = 1,
@@ -230,8 +234,8 @@ static const word idle_words[] = {
     {"spin", OTM_IDLE_SPIN}, {"yield", OTM_IDLE_YIELD},
     {"sleep", OTM_IDLE_SLEEP}, {NULL, 0}};
 static const word log_words[] = {
-    {"error", OTM_LOG_ERROR}, {"warn", OTM_LOG_WARN},
-    {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
+    {"error", LOG_ERROR}, {"warn", LOG_WARN},
+    {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
 
 /* The text [b, e) without surrounding white space. */
 typedef struct span {
