@@ -3,8 +3,10 @@
  *
  * Every variable is one row of OTM_SETTINGS below. The row gives the name,
  * the seed's alias, how the value is spelled (its kind), the accepted range,
- * the field it lands in and the documentation; the parser, the store and
- * the README table are all generated from it, so they cannot disagree.
+ * the field it lands in and the documentation; the parser, the store, the
+ * error messages and the README table are all generated from it, so they
+ * cannot disagree. The core's ranges are otm/config.h's limits, which
+ * otm_config_check enforces too: each number is written once.
  *
  * The seed (OMPCLUSTER_*) read its variables with std::stoi and asserted on
  * the result: "abc" threw, "-5" slipped through to an assert, overflow was
@@ -12,7 +14,6 @@
  * "-1" and wraps it), range-checked, and a bad one is an error sentence.
  */
 #include <ctype.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,16 @@
 #define NS_US 1000ull
 #define NS_MS (1000ull * NS_US)
 #define NS_S (1000ull * NS_MS)
+#define NS_DAY (86400ull * NS_S)
 /* Longest trace path prefix; room is left for ".RANK.json". */
 #define PATH_MAX_LEN 1000ull
+/* Longest TIMEOUT and KERNEL_TIMEOUT: the settings' own bound, since the
+ * core accepts any timeout (it compares elapsed times). */
+#define TIMEOUT_MAX (7 * NS_DAY)
+
+/* otm_log_level's values (otm/node.h, not included: it needs MPI's header).
+ * tests/settings/test_log_levels.c checks that they agree. */
+enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* How a value is spelled. */
 typedef enum kind {
@@ -43,72 +52,76 @@ typedef enum kind {
 
 /* X(ID, alias, kind, min, max, field, default, range, meaning)
  *
- * `range` is the text of both the README's Range column and the error
- * message ("expected <range>"), so it must read well after "expected".
+ * `range` makes the text of both the README's Range column and the error
+ * message ("expected <range>"), so it must read well after "expected". It
+ * names the limits {min} and {max} rather than restating them; they are
+ * written as the value is spelled (durations in their largest whole unit,
+ * with whole days spelled out), see otm_setting_range. Examples in it
+ * ("e.g. 4096 or 4K") must be accepted and equal (the unit test checks).
  * `default` must parse to the value otm_settings_default() holds (the unit
  * test checks it). Durations are in nanoseconds, sizes in bytes. */
 #define OTM_SETTINGS(X)                                                       \
     X(FRAGMENT_SIZE, "OMPCLUSTER_MPI_FRAGMENT_SIZE", K_BYTES,                 \
-      1, INT_MAX, core.frag_size, "64M",                                      \
-      "bytes in 1..2147483647, suffix K, M or G (e.g. 1048576 or 1M)",        \
+      OTM_FRAG_SIZE_MIN, OTM_FRAG_SIZE_MAX, core.frag_size, "64M",            \
+      "bytes in {min}..{max}, suffix K, M or G (e.g. 1048576 or 1M)",         \
       "Largest piece a transfer is cut into; MPI counts are int, hence the "  \
       "upper bound.")                                                         \
     X(NUM_COMMS, "OMPCLUSTER_NUM_EVENT_COMM", K_COUNT,                        \
-      1, 64, core.ncomms, "4",                                                \
-      "an integer in 1..64",                                                  \
+      OTM_NCOMMS_MIN, OTM_NCOMMS_MAX, core.ncomms, "4",                       \
+      "an integer in {min}..{max}",                                           \
       "Event communicators per rank; transfers are spread over them "         \
       "round-robin so that independent transfers do not queue behind each "  \
       "other.")                                                               \
     X(INLINE_MAX, NULL, K_BYTES,                                              \
-      0, MIB, core.inline_max, "4096",                                        \
-      "bytes in 0..1048576, suffix K or M (e.g. 4096 or 4K)",                 \
+      OTM_INLINE_MAX_MIN, OTM_INLINE_MAX_MAX, core.inline_max, "4096",        \
+      "bytes in {min}..{max}, suffix K or M (e.g. 4096 or 4K)",               \
       "Payloads up to this size travel inside the notification itself, "     \
       "saving a round trip; 0 disables it.")                                  \
     X(WINDOW, NULL, K_COUNT,                                                  \
-      1, 4, core.window, "4",                                                 \
-      "an integer in 1..4",                                                   \
+      OTM_WINDOW_MIN, OTM_WINDOW_MAX, core.window, "4",                       \
+      "an integer in {min}..{max}",                                           \
       "Fragments of one transfer in flight at once.")                         \
     X(TAG_SPACE, NULL, K_COUNT,                                               \
-      1, INT_MAX, core.tag_space, "65535",                                    \
-      "an integer in 1..2147483647",                                          \
+      OTM_TAG_SPACE_MIN, OTM_TAG_SPACE_MAX, core.tag_space, "65535",          \
+      "an integer in {min}..{max}",                                           \
       "MPI tags per event communicator (clamped to the MPI library's "        \
       "MPI_TAG_UB); bounds the transfers in flight per communicator.")        \
     X(TIMEOUT, NULL, K_DURATION,                                              \
-      0, 604800 * NS_S, core.timeout_ns, "60s",                               \
-      "a duration in 0..604800s (7 days), suffix ns, us, ms or s, "           \
+      0, TIMEOUT_MAX, core.timeout_ns, "60s",                                 \
+      "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
       "bare number = ms; 0 = never",                                          \
       "An operation that makes no progress for this long fails instead of "   \
       "hanging (a running kernel is bounded by KERNEL_TIMEOUT instead); 0 "   \
       "waits forever.")                                                       \
     X(KERNEL_TIMEOUT, NULL, K_DURATION,                                       \
-      0, 604800 * NS_S, core.kernel_timeout_ns, "0",                          \
-      "a duration in 0..604800s (7 days), suffix ns, us, ms or s, "           \
+      0, TIMEOUT_MAX, core.kernel_timeout_ns, "0",                            \
+      "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
       "bare number = ms; 0 = never",                                          \
       "Longest time a target region may run before the host gives up on "     \
       "it; 0 lets kernels run as long as they need.")                         \
     X(HANDLERS, "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", K_COUNT,                \
       1, 64, handlers, "1",                                                   \
-      "an integer in 1..64",                                                  \
+      "an integer in {min}..{max}",                                           \
       "Kernel handler threads per device rank.")                              \
     X(IDLE, NULL, K_IDLE,                                                     \
-      0, 2, idle, "sleep",                                                    \
+      OTM_IDLE_SPIN, OTM_IDLE_SLEEP, idle, "sleep",                           \
       "spin, yield or sleep",                                                 \
       "What an idle polling thread does: spin (lowest latency, burns a "      \
       "core), yield (spin, then sched_yield), sleep (spin, yield, then "      \
       "sleep with back-off).")                                                \
     X(SPIN, NULL, K_DURATION,                                                 \
       0, NS_S, spin_ns, "50us",                                               \
-      "a duration in 0..1s, suffix ns, us, ms or s, bare number = ms",        \
+      "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms", \
       "How long an idle thread busy-polls before it yields or sleeps.")       \
     X(SLEEP_MAX, "OMPCLUSTER_EVENT_POLLING_RATE", K_DURATION,                 \
       0, NS_S, sleep_max_ns, "1ms",                                           \
-      "a duration in 0..1s, suffix ns, us, ms or s, bare number = ms "        \
+      "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms " \
       "(us under the alias, as in the seed)",                                 \
       "Longest back-off sleep of an idle thread (IDLE=sleep): bounds the "    \
       "latency added to a request that arrives while it sleeps.")             \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
-      0, 3, log_level, "warn",                                                \
-      "0..3 or error, warn, info, debug",                                     \
+      LOG_ERROR, LOG_DEBUG, log_level, "warn",                                \
+      "{min}..{max} or error, warn, info, debug",                             \
       "Messages printed to stderr: errors only, warnings, information, or "   \
       "everything (debug).")                                                  \
     X(POOL, NULL, K_BOOL,                                                     \
@@ -118,7 +131,7 @@ typedef enum kind {
       "and handed out again for the same size, saving a round trip.")        \
     X(POOL_MAX, NULL, K_BYTES,                                                \
       0, GIB, pool_max, "1M",                                                 \
-      "bytes in 0..1073741824, suffix K, M or G (e.g. 1048576 or 1M)",        \
+      "bytes in {min}..{max}, suffix K, M or G (e.g. 1048576 or 1M)",         \
       "Largest allocation the pool keeps; bigger ones are freed on the "      \
       "device at once.")                                                      \
     X(FORWARD_OUTPUT, NULL, K_BOOL,                                           \
@@ -135,7 +148,7 @@ typedef enum kind {
       "each way, kernel time, failures) when it ends.")                      \
     X(TRACE, NULL, K_PATH,                                                    \
       0, PATH_MAX_LEN, trace_len, "off",                                      \
-      "a file path prefix of at most 1000 bytes, no control characters, or "  \
+      "a file path prefix of at most {max} bytes, no control characters, or " \
       "off",                                                                  \
       "Write a timeline of every event (Chrome trace-event JSON, for "        \
       "Perfetto or chrome://tracing): each rank writes PATH.RANK.json at "    \
@@ -148,24 +161,26 @@ enum {
     SET_COUNT
 };
 
-/* The parsing half of a row. */
+/* The parsing half of a row, and the form of its range text. */
 typedef struct spec {
     kind kind;
     uint64_t min, max;
+    const char *range;
 } spec;
 
 static const spec specs[SET_COUNT] = {
-#define OTM_SETTING_SPEC(id, alias, k, lo, hi, ...) {k, lo, hi},
+#define OTM_SETTING_SPEC(id, alias, k, lo, hi, field, def, range, ...)       \
+    {k, lo, hi, range},
     OTM_SETTINGS(OTM_SETTING_SPEC)
 #undef OTM_SETTING_SPEC
 };
 
 static const otm_setting_doc docs[SET_COUNT + 1] = {
 #define OTM_SETTING_DOC(id, alias, k, lo, hi, field, def, range, meaning)    \
-    {"OMPTARGET_MPI_" #id, alias, def, range, meaning},
+    {"OMPTARGET_MPI_" #id, alias, def, meaning},
     OTM_SETTINGS(OTM_SETTING_DOC)
 #undef OTM_SETTING_DOC
-    {NULL, NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 const otm_setting_doc *otm_settings_table(void)
@@ -197,7 +212,7 @@ otm_settings otm_settings_default(void)
         .idle = OTM_IDLE_SLEEP,
         .spin_ns = 50 * NS_US,
         .sleep_max_ns = NS_MS,
-        .log_level = OTM_LOG_WARN,
+        .log_level = LOG_WARN,
         .pool = 1,
         .pool_max = MIB,
         .forward_output = 1,
@@ -230,8 +245,8 @@ static const word idle_words[] = {
     {"spin", OTM_IDLE_SPIN}, {"yield", OTM_IDLE_YIELD},
     {"sleep", OTM_IDLE_SLEEP}, {NULL, 0}};
 static const word log_words[] = {
-    {"error", OTM_LOG_ERROR}, {"warn", OTM_LOG_WARN},
-    {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
+    {"error", LOG_ERROR}, {"warn", LOG_WARN},
+    {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
 
 /* The text [b, e) without surrounding white space. */
 typedef struct span {
@@ -328,6 +343,90 @@ static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
     return 0;
 }
 
+/* ---- range texts ----------------------------------------------------------- */
+
+/* Text appended to a caller's buffer of `len` bytes; `n` counts every
+ * character, also those that did not fit (snprintf's return value). */
+typedef struct text {
+    char *buf;
+    size_t len, n;
+} text;
+
+static void put_char(text *t, char c)
+{
+    if (t->n + 1 < t->len)
+        t->buf[t->n] = c;
+    t->n++;
+}
+
+static void put(text *t, const char *s)
+{
+    while (*s)
+        put_char(t, *s++);
+}
+
+/* A duration in its largest whole unit ("604800s", "50us"; 0 bare), with
+ * whole days also spelled out ("604800s (7 days)"). */
+static void put_duration(text *t, uint64_t ns)
+{
+    const word *unit = &time_units[0];
+    for (const word *u = time_units; u->text; u++)
+        if (ns % u->value == 0)
+            unit = u;
+    char num[64];
+    snprintf(num, sizeof num, "%llu%s", (unsigned long long)(ns / unit->value),
+             ns ? unit->text : "");
+    put(t, num);
+    if (ns && ns % NS_DAY == 0) {
+        unsigned long long days = ns / NS_DAY;
+        snprintf(num, sizeof num, " (%llu day%s)", days, days > 1 ? "s" : "");
+        put(t, num);
+    }
+}
+
+/* A limit as a value of kind `k` is spelled; bytes stay plain numbers, so
+ * that the table shows the exact bound. */
+static void put_limit(text *t, kind k, uint64_t v)
+{
+    if (k == K_DURATION) {
+        put_duration(t, v);
+        return;
+    }
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    put(t, num);
+}
+
+/* Copies the row's range form, writing its limits for {min} and {max}. */
+static void put_range(text *t, const spec *sp)
+{
+    static const char lo[] = "{min}", hi[] = "{max}";
+    const char *p = sp->range;
+    while (*p) {
+        if (!strncmp(p, lo, sizeof lo - 1)) {
+            put_limit(t, sp->kind, sp->min);
+            p += sizeof lo - 1;
+        } else if (!strncmp(p, hi, sizeof hi - 1)) {
+            put_limit(t, sp->kind, sp->max);
+            p += sizeof hi - 1;
+        } else {
+            put_char(t, *p++);
+        }
+    }
+}
+
+size_t otm_setting_range(const otm_setting_doc *d, char *buf, size_t len)
+{
+    text t = {buf, len, 0};
+    /* Equality, not ordering: `d` may point anywhere. */
+    for (int id = 0; id < SET_COUNT; id++)
+        if (d == &docs[id])
+            put_range(&t, &specs[id]);
+    if (len)
+        buf[t.n < len ? t.n : len - 1] = '\0';
+    return t.n;
+}
+
 /* ---- loading --------------------------------------------------------------- */
 
 /* The seed's EVENT_POLLING_RATE was a bare number of microseconds; reading
@@ -353,12 +452,13 @@ static void report(char *err, size_t errlen, int id, int via_alias,
     if (!err || !errlen)
         return;
     const otm_setting_doc *d = &docs[id];
-    char shown[72], note[80] = "";
+    char shown[72], note[80] = "", range[OTM_SETTING_RANGE_LEN];
     echo_value(shown, value);
+    otm_setting_range(d, range, sizeof range);
     if (via_alias)
         snprintf(note, sizeof note, " (alias of %s)", d->name);
     snprintf(err, errlen, "%s=%s: expected %s%s",
-             via_alias ? d->alias : d->name, shown, d->range, note);
+             via_alias ? d->alias : d->name, shown, range, note);
 }
 
 /* Reads one variable into *s; the OMPTARGET_MPI_ name wins over the alias.
@@ -413,8 +513,8 @@ otm_status otm_settings_load(otm_settings *s,
     for (int id = 0; id < SET_COUNT; id++)
         if (!load_one(&next, id, get, ctx, err, errlen))
             return OTM_ERR_INVALID;
-    /* The ranges above match the core's, so this only fires if the two
-     * drift apart; it still must not let a bad config through. */
+    /* The core's rows take otm/config.h's limits, so this fires only if a
+     * row names the wrong one; it still must not let a bad config through. */
     if (otm_config_check(&next.core)) {
         if (err && errlen)
             snprintf(err, errlen, "OMPTARGET_MPI_*: the core rejects these "

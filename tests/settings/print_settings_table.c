@@ -25,6 +25,9 @@ static void print_table(void)
     puts("| Variable | Alias | Default | Range | Meaning |");
     puts("|---|---|---|---|---|");
     for (const otm_setting_doc *d = otm_settings_table(); d->name; d++) {
+        /* The same text an error message ends in. */
+        char range[OTM_SETTING_RANGE_LEN];
+        otm_setting_range(d, range, sizeof range);
         fputs("|", stdout);
         cell(d->name, 1);
         if (d->alias)
@@ -32,7 +35,7 @@ static void print_table(void)
         else
             cell("", 0);
         cell(d->def, 1);
-        cell(d->range, 0);
+        cell(range, 0);
         cell(d->meaning, 0);
         fputc('\n', stdout);
     }

@@ -99,6 +99,16 @@ static const char *const all_names[] = {
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
+/* The table's row of variable `name`. */
+static const otm_setting_doc *row(const char *name)
+{
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++)
+        if (!strcmp(d->name, name))
+            return d;
+    fail_msg("no row for %s", name);
+    return NULL;
+}
+
 static int settings_equal(const otm_settings *a, const otm_settings *b)
 {
     for (int i = 0; i < NVARS; i++)
@@ -280,7 +290,7 @@ static void test_defaults(void **state)
     assert_int_equal(def.idle, OTM_IDLE_SLEEP);
     assert_int_equal(def.spin_ns, 50 * NS_US);
     assert_int_equal(def.sleep_max_ns, NS_MS);
-    assert_int_equal(def.log_level, OTM_LOG_WARN);
+    assert_int_equal(def.log_level, 1); /* warn (test_log_levels.c) */
     assert_int_equal(def.pool, 1);
     assert_int_equal(def.pool_max, MIB);
     assert_int_equal(def.info, 0);
@@ -307,18 +317,144 @@ static void test_table(void **state)
     const otm_setting_doc *t = otm_settings_table();
     int n = 0;
     for (; t[n].name; n++) {
+        char range[OTM_SETTING_RANGE_LEN];
+        size_t len = otm_setting_range(&t[n], range, sizeof range);
         assert_true(n < NVARS);
         assert_string_equal(t[n].name, all_names[n]);
         assert_true(t[n].def && t[n].def[0]);
-        assert_true(t[n].range && t[n].range[0]);
+        assert_true(len > 0 && len < sizeof range);
+        assert_int_equal(strlen(range), len);
         assert_true(t[n].meaning && strlen(t[n].meaning) > 10);
         assert_true(!t[n].alias || !strncmp(t[n].alias, "OMPCLUSTER_", 11));
-        /* A '|' would break the README's markdown table. */
-        assert_null(strchr(t[n].range, '|'));
+        /* A '|' would break the README's markdown table; a '{' left over
+         * is a misspelt {min} or {max}. */
+        assert_null(strchr(range, '|'));
+        assert_null(strchr(range, '{'));
         assert_null(strchr(t[n].meaning, '|'));
     }
     assert_int_equal(n, NVARS);
     assert_null(t[n].alias);
+}
+
+/* The range text as the contract promises it: truncated like snprintf,
+ * and "" for anything but a row. */
+static void test_range_text(void **state)
+{
+    const otm_setting_doc *comms = row("OMPTARGET_MPI_NUM_COMMS");
+    char buf[16];
+    memset(buf, 'x', sizeof buf);
+    size_t full = otm_setting_range(comms, buf, sizeof buf);
+    assert_string_equal(buf, "an integer in 1");
+    assert_int_equal(full, strlen("an integer in 1..64"));
+    buf[0] = 'x';
+    assert_int_equal(otm_setting_range(comms, buf, 0), full);
+    assert_int_equal(buf[0], 'x');
+    assert_int_equal(otm_setting_range(&otm_settings_table()[NVARS], buf,
+                                       sizeof buf), 0);
+    assert_string_equal(buf, "");
+    otm_setting_doc copy = *comms;
+    assert_int_equal(otm_setting_range(&copy, buf, sizeof buf), 0);
+    assert_int_equal(otm_setting_range(NULL, buf, sizeof buf), 0);
+}
+
+/* The limits written into the range texts, durations in particular. */
+static void test_range_limits(void **state)
+{
+    static const char *const want[][2] = {
+        {"OMPTARGET_MPI_TAG_SPACE", "an integer in 1..2147483647"},
+        {"OMPTARGET_MPI_TIMEOUT", "a duration in 0..604800s (7 days), "},
+        {"OMPTARGET_MPI_SPIN", "a duration in 0..1s, "},
+        {"OMPTARGET_MPI_LOG_LEVEL", "0..3 or error"},
+        {"OMPTARGET_MPI_TRACE", "a file path prefix of at most 1000 bytes"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const otm_setting_doc *d = row(want[i][0]);
+        char range[OTM_SETTING_RANGE_LEN];
+        otm_setting_range(d, range, sizeof range);
+        if (strncmp(range, want[i][1], strlen(want[i][1])))
+            fail_msg("%s: range \"%s\"", d->name, range);
+    }
+}
+
+/* "e.g. 1048576 or 1M" in a range text: both spellings accepted, and the
+ * same value, so an example cannot fall out of a changed range. */
+static void test_range_examples(void **state)
+{
+    int seen = 0;
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++) {
+        char range[OTM_SETTING_RANGE_LEN], a[32], b[32];
+        otm_setting_range(d, range, sizeof range);
+        const char *eg = strstr(range, "(e.g. ");
+        if (!eg)
+            continue;
+        assert_int_equal(sscanf(eg, "(e.g. %31s or %31[^)])", a, b), 2);
+        otm_settings s;
+        assert_int_equal(load1(d->name, a, &s, NULL, 0), OTM_OK);
+        check_accepted(d->name, b, field(&s, d->name));
+        seen++;
+    }
+    assert_int_equal(seen, 3);
+}
+
+/* *c: the defaults with the field of variable `name` set to v (v >= 0).
+ * Returns 0 when the field's type cannot hold v. */
+static int core_with(otm_config *c, const char *name, long long v)
+{
+    const char *n = name + strlen("OMPTARGET_MPI_");
+    *c = otm_config_default();
+    if (!strcmp(n, "FRAGMENT_SIZE")) {
+        c->frag_size = (uint64_t)v;
+        return 1;
+    }
+    if (!strcmp(n, "INLINE_MAX")) {
+        c->inline_max = (uint32_t)v;
+        return v <= UINT32_MAX;
+    }
+    int *f = !strcmp(n, "NUM_COMMS") ? &c->ncomms
+           : !strcmp(n, "TAG_SPACE") ? &c->tag_space
+           : !strcmp(n, "WINDOW")    ? &c->window : NULL;
+    if (!f)
+        fail_msg("%s is not the core's", name);
+    *f = v <= INT_MAX ? (int)v : 0;
+    return v <= INT_MAX;
+}
+
+/* Variable `name` and otm_config_check both accept v, or both refuse it. */
+static void check_bound(const char *name, long long v, int ok)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld", v);
+    if (ok)
+        check_accepted(name, text, (uint64_t)v);
+    else
+        check_refused(name, text);
+    /* Values the field's type cannot hold are the parser's alone. */
+    otm_config c;
+    if (core_with(&c, name, v))
+        assert_int_equal(otm_config_check(&c), ok ? OTM_OK : OTM_ERR_INVALID);
+}
+
+/* The core's variables accept exactly otm_config_check's limits: one
+ * authority (otm/config.h), seen from both sides at each bound. */
+static void test_core_limits(void **state)
+{
+    static const struct {
+        const char *name;
+        long long min, max;
+    } core[] = {
+        {"OMPTARGET_MPI_NUM_COMMS", OTM_NCOMMS_MIN, OTM_NCOMMS_MAX},
+        {"OMPTARGET_MPI_FRAGMENT_SIZE", OTM_FRAG_SIZE_MIN, OTM_FRAG_SIZE_MAX},
+        {"OMPTARGET_MPI_INLINE_MAX", OTM_INLINE_MAX_MIN, OTM_INLINE_MAX_MAX},
+        {"OMPTARGET_MPI_TAG_SPACE", OTM_TAG_SPACE_MIN, OTM_TAG_SPACE_MAX},
+        {"OMPTARGET_MPI_WINDOW", OTM_WINDOW_MIN, OTM_WINDOW_MAX},
+    };
+    for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
+        check_bound(core[i].name, core[i].min, 1);
+        check_bound(core[i].name, core[i].max, 1);
+        check_bound(core[i].name, core[i].max + 1, 0);
+        if (core[i].min > 0)    /* "-1" is not a number to the parser */
+            check_bound(core[i].name, core[i].min - 1, 0);
+    }
 }
 
 /* The seed's spellings, exactly as the seed's getenv calls wrote them. */
@@ -512,6 +648,10 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_default_texts_parse_to_defaults),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_range_text),
+        cmocka_unit_test(test_range_limits),
+        cmocka_unit_test(test_range_examples),
+        cmocka_unit_test(test_core_limits),
         cmocka_unit_test(test_aliases),
         cmocka_unit_test(test_alias_alone),
         cmocka_unit_test(test_alias_precedence),
