@@ -72,7 +72,7 @@ figures() {
 # Per directory of src/ and sim/, then the totals the gate reads.
 echo
 printf '%-14s %8s %8s %10s   %s\n' "coverage" "lines" "branches" "functions" "(hit/found: lines, branches, functions)"
-for d in src/core src/device src/settings src/plugin src/shell src sim; do
+for d in src/config src/core src/device src/settings src/plugin src/shell src sim; do
     # shellcheck disable=SC2086
     lcov --quiet $rc --extract "$out/report.info" "$root/$d/*" \
         --output-file "$out/part.info" 2>/dev/null || continue
