@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "otm/wire.h"
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 /* Larger inputs say nothing new to a gate that reads at most a header plus
  * the inline payload; they only slow the fuzzer down. */

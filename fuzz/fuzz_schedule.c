@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SCENARIOS 11
 #define MAX_INPUT 4096

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SEEDS 500
 #define MAXEV 256
