@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../tests/sim_scenarios.h"
+#include "scenarios.h"
 
 static double now_s(void)
 {

@@ -2,7 +2,7 @@
  * fuzz_gate.c - libFuzzer harness for a worker's gate.
  *
  * The input is one notification, delivered as raw bytes from rank 0 to
- * worker 1's gate in a simulated world (as tests/test_gate.c does by hand).
+ * worker 1's gate in a simulated world (as tests/core/test_gate.c does by hand).
  * Whatever the bytes say, the gate must answer or drop them and disturb
  * nothing else:
  *   - no sanitizer report and no simulator invariant violation;
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "otm/wire.h"
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 /* Larger inputs say nothing new to a gate that reads at most a header plus
  * the inline payload; they only slow the fuzzer down. */

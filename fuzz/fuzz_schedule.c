@@ -6,7 +6,7 @@
  * number of options; past the end, choice 0):
  *
  *   byte 0      scenario (modulo SCENARIOS):
- *                 0..7  one end-to-end case of tests/sim_scenarios.c
+ *                 0..7  one end-to-end case of sim/scenarios.c
  *                       (ALLOC ... EXIT), no faults, every byte and status
  *                       checked by scn_run_case;
  *                 8     the all-kinds program (two queues, two workers), no
@@ -18,7 +18,7 @@
  *               number of faults (byte % 4) for 9 and 10
  *   then, per fault, 4 bytes: kind (failed MPI call, failed allocation,
  *               delayed message, stopped worker), rank, nth, parameter
- *               (drawn as in tests/test_sweep.c)
+ *               (drawn as in tests/core/test_sweep.c)
  *   the rest    the scheduler's choices.
  *
  * Must hold for every input: the run ends (no deadlock, livelock or
@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SCENARIOS 11
 #define MAX_INPUT 4096

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SEEDS 500
 #define MAXEV 256
@@ -120,7 +120,7 @@ static sim_result job(uint64_t seed, int faults)
     return res;
 }
 
-/* The all-kinds program (sim_scenarios.h) plus the exit: per kind, the
+/* The all-kinds program (sim/scenarios.h) plus the exit: per kind, the
  * events of the host and of the workers (an exchange has a half on each). */
 static const struct {
     int kind, host, workers;

@@ -1,5 +1,5 @@
 /* sim_scenarios.c - host programs for the simulated world (see the header). */
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #include "otm/wire.h"
 

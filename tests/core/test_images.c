@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "otm/wire.h"
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SEEDS 200
 #define IMAGE_MAX 200

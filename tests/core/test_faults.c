@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 typedef struct fault {
     int rank;

@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define SEEDS 10000
 

@@ -1,5 +1,5 @@
 /*
- * tests/test_net.c - the MPI semantics of the simulator (sim/net.h).
+ * test_net.c - the MPI semantics of the simulator (sim/net.h).
  *
  * The calls below are plain MPI calls: the binary links no libmpi and the
  * linker routes them to sim/net.c's __wrap_MPI_* functions, acting as the

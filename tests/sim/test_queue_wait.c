@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define N 40
 

@@ -10,7 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 /* Several queues, several workers, exit requested before anything ran. */
 static void enqueue_busy(scn *s, int workers)

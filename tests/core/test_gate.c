@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "otm/wire.h"
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define BIG (2u << 20)          /* larger than any valid notification */
 

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 #define F 4
 #define SEEDS 1000

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_scenarios.h"
+#include "scenarios.h"
 
 typedef struct run_info {
     sim_result res;
