@@ -1,4 +1,4 @@
-/* sim_scenarios.c - host programs for the simulated world (see the header). */
+/* scenarios.c - host programs for the simulated world (see the header). */
 #include "scenarios.h"
 
 #include "otm/wire.h"

@@ -1,5 +1,5 @@
 /*
- * sim_scenarios.h - host programs for the simulated world, shared by the sim
+ * scenarios.h - host programs for the simulated world, shared by the sim
  * tests: a scenario builds a world, enqueues operations on host queues, runs
  * the world to the end of the exit protocol and checks what arrived.
  */

@@ -1,6 +1,6 @@
 /*
  * abi.h - the libomptarget plugin interface we serve, declared from the
- * layouts of LLVM 14 and LLVM 16 (DESIGN.md §2): stock libomptarget dlopens
+ * layouts of LLVM 14 and LLVM 16 (docs/DESIGN.md §2): stock libomptarget dlopens
  * the plugin and looks these functions up by name. Only __tgt_rtl_* leave
  * the plugin. Both sets are exported: libomptarget 14 requires
  * run_target_region and run_target_team_region and never looks up the
