@@ -2,16 +2,18 @@
 # code-map.sh - what calls what in the core, and how long functions are.
 #
 #   tools/code-map.sh graph [BUILD_DIR]   the core's call graph between its
-#       files, from the objects of the otm_core library in BUILD_DIR
+#       files, from the members of the otm_core library in BUILD_DIR
 #       (default: build): for each file, the core files whose functions it
-#       calls, then any cycle found. Build the tree first.
+#       calls, then an order of the files or the cycles found (exit 1).
+#       Build the tree first.
 #   tools/code-map.sh includes            the core's "otm/..." and local
 #       includes, per file of src/core/
 #   tools/code-map.sh functions [N] [DIR...]   the N (default 10) longest
 #       function definitions in DIR (default: src), in lines from the
 #       signature to the closing brace
 #
-# Only POSIX sh, awk, nm and sort: it runs wherever the project builds.
+# Only POSIX sh, awk, ar, nm, sort and tsort: it runs wherever the project
+# builds.
 set -eu
 cd "$(dirname "$0")/.."
 mode=${1:-graph}
@@ -19,8 +21,11 @@ mode=${1:-graph}
 
 graph() {
     dir=${1:-build}
-    objs=$(find "$dir/src/CMakeFiles/otm_core.dir" -name '*.c.o' 2>/dev/null | sort)
-    [ -n "$objs" ] || { echo "code-map: no objects of otm_core under $dir (build it first)" >&2; exit 1; }
+    lib=$(find "$dir" -name libotm_core.a 2>/dev/null | head -n 1)
+    [ -n "$lib" ] || { echo "code-map: no libotm_core.a under $dir (build it first)" >&2; exit 1; }
+    # The archive's members, not every object left in the build tree.
+    objs=$(for m in $(ar t "$lib"); do
+        find "$dir/src/CMakeFiles/otm_core.dir" -name "$m"; done | sort)
     for o in $objs; do
         f=$(basename "$o" .c.o)
         nm "$o" | awk -v f="$f" '$1 ~ /^[0-9a-f]+$/ && $2 ~ /[TtDdBbRr]/ { print "D", f, $3 }
@@ -45,9 +50,11 @@ graph() {
         echo "cycles: none"
     else
         echo "cycles:"
+        status=1
         sed -e "s/^tsort: [^:]*: /  /" -e "s/^tsort: /  /" "${TMPDIR:-/tmp}/code-map.$$.err"
     fi
     rm -f "${TMPDIR:-/tmp}/code-map.$$" "${TMPDIR:-/tmp}/code-map.$$.err"
+    return "${status:-0}"
 }
 
 includes() {
