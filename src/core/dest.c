@@ -1,11 +1,13 @@
 /*
  * dest.c - the worker's half of each event.
  *
- * The gate builds a destination event from a notification that decoded
- * cleanly. Everything the host sent is validated here before memory is
- * touched: a bad pointer or size becomes an error status in the reply, and
- * any payload the host already sent is still received (into a small sink)
- * so the event's tag carries nothing stale afterwards. The reply is always
+ * All validation of what the host sent is here: the gate asks whether a
+ * notification can be answered (otm__dest_unroutable) and what status its
+ * event answers with (otm__dest_admit), and each kind's start checks its
+ * parameters before memory is touched. A bad pointer or size becomes an
+ * error status in the reply, and any payload the host already sent is
+ * still received (into a small sink) so the event's tag carries nothing
+ * stale afterwards. The reply is always
  * the last message the worker sends on the tag, except for RETRIEVE, LOAD
  * and EXECUTE, whose data (the entries, a region's result) may follow it.
  */
@@ -14,7 +16,7 @@
 #include "internal.h"
 
 void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
-                         uint8_t *msg, uint32_t len, int src)
+                    uint8_t *msg, uint32_t len, int src)
 {
     ev->rank = src;
     ev->peer = n->peer;
@@ -447,7 +449,7 @@ static int post_reply(otm_node *node, otm_event *ev)
     if (inl)
         memcpy(ev->reply + OTM_WIRE_REPLY_SIZE, src, inl);
     otm_status st = otm__post_send(node, ev, OTM_SLOT_REPLY, ev->reply,
-                                  OTM_WIRE_REPLY_SIZE + inl, ev->rank);
+                                   OTM_WIRE_REPLY_SIZE + inl, ev->rank);
     if (st)
         return otm__event_fail(node, ev, st);
     ev->replied = 1;

@@ -56,7 +56,7 @@ void otm__event_free(otm_node *node, otm_event *ev)
          * finalised: the event waits in the graveyard for otm_node_release. */
         node->stats.abandoned++;
         otm__log(node, OTM_LOG_WARN, "event %llu abandoned its sends",
-                (unsigned long long)ev->id);
+                 (unsigned long long)ev->id);
         otm__lock(node);
         ev->next = node->graveyard;
         node->graveyard = ev;

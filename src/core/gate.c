@@ -13,7 +13,7 @@
 static void drop(otm_node *node, uint8_t *buf, int src, const char *why)
 {
     otm__log(node, OTM_LOG_WARN, "dropped a notification from rank %d: %s",
-            src, why);
+             src, why);
     node->stats.dropped++;
     otm__free(node, buf);
 }

@@ -158,8 +158,9 @@ static uint32_t reply_capacity(const otm_event *ev)
 {
     switch (ev->kind) {
     case OTM_KIND_RETRIEVE:
-        return OTM_WIRE_REPLY_SIZE + (uint32_t)(ev->p.retrieve.size <= ev->p.retrieve.inline_max
-                                                    ? ev->p.retrieve.size : 0);
+        return OTM_WIRE_REPLY_SIZE +
+               (uint32_t)(ev->p.retrieve.size <= ev->p.retrieve.inline_max
+                              ? ev->p.retrieve.size : 0);
     case OTM_KIND_LOAD: return OTM_WIRE_REPLY_SIZE + (uint32_t)ev->p.load.inline_max;
     case OTM_KIND_EXECUTE: return OTM_WIRE_REPLY_SIZE + OTM_EXEC_INLINE_MAX;
     case OTM_KIND_EXCHANGE: return 2 * OTM_WIRE_REPLY_SIZE;
@@ -172,24 +173,24 @@ static uint32_t reply_capacity(const otm_event *ev)
 static otm_status post_start(otm_node *node, otm_event *ev)
 {
     otm_status st = otm__post_recv(node, ev, OTM_SLOT_REPLY, ev->reply,
-                                  ev->reply_len, ev->rank);
+                                   ev->reply_len, ev->rank);
     if (st)
         return st;
     if (is_exchange_local(ev)) {
         put_header(ev, ev->msg, ev->rank, OTM_XCHG_LOCAL);
         return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
-                               ev->rank);
+                                ev->rank);
     }
     if (ev->kind == OTM_KIND_EXCHANGE) {
         uint8_t *second = ev->msg + ev->msg_len;
         st = otm__post_recv(node, ev, OTM_SLOT_REPLY2,
-                           ev->reply + OTM_WIRE_REPLY_SIZE,
+                            ev->reply + OTM_WIRE_REPLY_SIZE,
                            OTM_WIRE_REPLY_SIZE, ev->peer);
         if (st)
             return st;
         put_header(ev, second, ev->rank, OTM_XCHG_RECV);
         st = otm__post_notify(node, ev, OTM_SLOT_NOTIFY2, second, ev->msg_len,
-                             ev->peer);
+                              ev->peer);
         if (st)
             return st;
         put_header(ev, ev->msg, ev->peer, OTM_XCHG_SEND);
@@ -197,7 +198,7 @@ static otm_status post_start(otm_node *node, otm_event *ev)
         put_header(ev, ev->msg, -1, ev->flags);
     }
     return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
-                           ev->rank);
+                            ev->rank);
 }
 
 static int start(otm_node *node, otm_event *ev)
@@ -262,7 +263,7 @@ static otm_status take_result(otm_node *node, otm_event *ev, const otm_reply *r,
     ev->scratch = r->value <= SIZE_MAX / 2 ? otm__alloc(node, (size_t)r->value) : NULL;
     if (!ev->scratch) {
         otm__log(node, OTM_LOG_WARN, "no memory for the %llu bytes of output of a "
-                "region on rank %d: they are dropped", (unsigned long long)r->value,
+                 "region on rank %d: they are dropped", (unsigned long long)r->value,
                 ev->rank);
         ev->discard = 1;
     }

@@ -12,7 +12,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
  * receiving into `base` (or the scratch sink when discarding). Returns 1 if
  * anything moved; *st is set on failure. Complete when moved == count. */
 int otm__pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
-                int peer, otm_status *st)
+              int peer, otm_status *st)
 {
     int moved = 0;
     for (int i = 0; i < ev->window && ev->moved < ev->plan.count; i++) {
@@ -36,7 +36,7 @@ int otm__pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
                 rc = otm__post_send(node, ev, s, base + off, len, peer);
             else if (ev->discard)
                 rc = otm__post_recv(node, ev, s, node->sink,
-                                   min_u64(len, OTM_SCRATCH_MAX), peer);
+                                    min_u64(len, OTM_SCRATCH_MAX), peer);
             else
                 rc = otm__post_recv(node, ev, s, base + off, len, peer);
             if (rc) {
@@ -52,7 +52,7 @@ int otm__pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
 
 /* Plans a payload of `total` bytes in fragments of `frag`. */
 void otm__plan_payload(otm_node *node, otm_event *ev, uint64_t total,
-                               uint64_t frag)
+                       uint64_t frag)
 {
     ev->plan = otm_frag_make(total, frag);
     ev->posted = ev->moved = 0;

@@ -40,19 +40,19 @@ static otm_status isend(otm_event *ev, int s, const void *buf, uint64_t len,
 }
 
 otm_status otm__post_send(otm_node *node, otm_event *ev, int s,
-                         const void *buf, uint64_t len, int dest)
+                          const void *buf, uint64_t len, int dest)
 {
     return isend(ev, s, buf, len, dest, ev->tag, event_comm(node, ev));
 }
 
 otm_status otm__post_notify(otm_node *node, otm_event *ev, int s,
-                           const void *buf, uint64_t len, int dest)
+                            const void *buf, uint64_t len, int dest)
 {
     return isend(ev, s, buf, len, dest, OTM_TAG_CONTROL, node->control);
 }
 
 otm_status otm__post_recv(otm_node *node, otm_event *ev, int s, void *buf,
-                            uint64_t len, int src)
+                          uint64_t len, int src)
 {
     int rc = MPI_Irecv(buf, (int)len, MPI_BYTE, src, ev->tag,
                        event_comm(node, ev), &ev->req[s]);

@@ -116,7 +116,7 @@ otm_status otm__table_drop_image(otm_node *node, uint64_t id)
 }
 
 otm_status otm__table_add_image(otm_node *node, uint64_t id, const otm_entry *e,
-                              uint64_t count)
+                                uint64_t count)
 {
     if (node->nimages == node->images_cap) {
         size_t cap = node->images_cap ? 2 * node->images_cap : 8;
