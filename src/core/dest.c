@@ -7,9 +7,9 @@
  * parameters before memory is touched. A bad pointer or size becomes an
  * error status in the reply, and any payload the host already sent is
  * still received (into a small sink) so the event's tag carries nothing
- * stale afterwards. The reply is always
- * the last message the worker sends on the tag, except for RETRIEVE, LOAD
- * and EXECUTE, whose data (the entries, a region's result) may follow it.
+ * stale afterwards. The reply is always the last message the worker sends
+ * on the tag, except for RETRIEVE, LOAD and EXECUTE, whose data (the
+ * entries, a region's result) may follow it.
  */
 #include <string.h>
 
