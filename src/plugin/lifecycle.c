@@ -79,9 +79,11 @@ static const char *thread_level_name(int level)
     return "an unknown thread level";
 }
 
-/* The host's progress thread and a worker's handler threads call MPI
+/* The host's program threads and a worker's handler threads call MPI
  * concurrently, so MPI_THREAD_MULTIPLE is required, whoever initialises
- * MPI: the plugin, or the program before its first target construct. */
+ * MPI: the plugin, or the program before its first target construct.
+ * 0: a job to serve; -1: none (a job of one rank, or MPI cannot serve;
+ * said why). */
 static int start_mpi(otm_plugin *p)
 {
     int inited = 0, provided = 0, size = 0;
@@ -163,6 +165,66 @@ static void start_trace(otm_plugin *p)
                        p->node.rank, err);
 }
 
+/* ---- ending the process ------------------------------------------------------ */
+
+/* libomp registers itself in /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid> and
+ * removes the file in its destructor, which _exit skips: this process is
+ * ending, so its registration goes now (the name is this process's own). */
+static void drop_libomp_registration(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/dev/shm/__KMP_REGISTERED_LIB_%d_%d", (int)getpid(),
+             (int)getuid());
+    unlink(path);
+}
+
+/* The end of a process the plugin decides: what stdio holds is written,
+ * libomp's registration removed, coverage counters dumped. */
+static _Noreturn void end_process(int status)
+{
+    fflush(NULL);
+    drop_libomp_registration();
+#ifdef OTM_COVERAGE
+    __gcov_dump();
+#endif
+    _exit(status);
+}
+
+/* A bad setting in a job a launcher started: no rank may run the program
+ * instead (a device rank never runs main), so the job ends with status 1.
+ * The launcher gives every rank the same settings, so every rank is here:
+ * only rank 0 says why, and MPI is finalised in order. */
+static _Noreturn void refuse_job(otm_plugin *p, const char *why)
+{
+    int inited = 0, provided = 0, rank = 0;
+    MPI_Initialized(&inited);
+    if (!inited &&
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS)
+        p->mpi_owned = inited = 1;
+    if (inited)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        otm_plugin_log(OTM_LOG_ERROR, "%s; the job ends (status 1) before any rank "
+                       "runs the program", why);
+    if (p->mpi_owned)
+        MPI_Finalize();
+    end_process(1);
+}
+
+/* A rank that cannot take its part once the job's MPI is up (its node did
+ * not start): returning would run main here, and the others wait in the
+ * set-up's collectives, so the job is aborted. */
+static _Noreturn void abort_job(void)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    otm_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
+                   "(status 1)", rank);
+    drop_libomp_registration();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    end_process(1);
+}
+
 static otm_plugin *start(void)
 {
     char err[256];
@@ -172,34 +234,37 @@ static otm_plugin *start(void)
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
+    int launched = under_launcher();
     /* NULL: the settings are the process's environment. */
     if (otm_settings_load(&p->settings, NULL, NULL, err, sizeof err)) {
+        if (launched)
+            refuse_job(p, err);
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
         return free(p), NULL;
     }
     otm_plugin_log_level(p->settings.log_level);
-    if (!under_launcher()) {
+    if (!launched) {
         otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");
         return free(p), NULL;
     }
     otm_hooks h = hooks_for(p);
-    if (start_mpi(p) || otm_node_init(&p->node, &p->settings.core, &h)) {
+    /* A job of one rank, or an MPI that cannot serve (said why): 0
+     * devices, as for a program that holds MPI at a lower thread level. */
+    if (start_mpi(p)) {
         if (p->mpi_owned)
             MPI_Finalize();
         return free(p), NULL;
     }
+    if (otm_node_init(&p->node, &p->settings.core, &h))
+        abort_job();
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
     if (p->role == OTM_ROLE_HOST)
         otm_host_region_hooks(&p->node.hooks);
     device_map(p);
     start_trace(p);
-    if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
-        otm_node_fini(&p->node);
-        if (p->mpi_owned)
-            MPI_Finalize();
-        return free(p), NULL;
-    }
+    if (p->role == OTM_ROLE_HOST && otm_host_start(p))
+        abort_job();            /* the workers already serve: abort them */
     return p;
 }
 
@@ -302,11 +367,7 @@ void otm_host_end_if_faulted(otm_plugin *p)
     otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
                    "with exit status %d", status);
     otm_host_end(p);
-    fflush(NULL);
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
-    _exit(status);
+    end_process(status);
 }
 
 /* ---- the worker's begin and end ---------------------------------------------- */
@@ -353,9 +414,5 @@ void otm_worker_end(otm_plugin *p)
     /* Tests read this line to know every worker really finished. */
     otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);
-    fflush(NULL);
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
-    _exit(rc);
+    end_process(rc);
 }

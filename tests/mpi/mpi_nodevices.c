@@ -1,6 +1,6 @@
 /*
  * mpi_nodevices.c - the plugin when it must report 0 devices: started
- * without an MPI launcher, on a single rank, or with a bad setting. The
+ * without an MPI launcher, on a single rank, or with a bad setting outside a launched job. The
  * first call says why on stderr (EXPECTED must appear, with "0 devices"),
  * and every entry point then behaves: nothing to register or unregister,
  * no device to initialise or allocate on.

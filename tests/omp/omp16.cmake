@@ -71,6 +71,14 @@ add_test(NAME omp16_omp_target_plain_name
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(omp16_omp_target_plain_name PROPERTIES LABELS omp16 TIMEOUT 200)
 
+# A bad setting: the job refused before any rank runs main, as under 14.
+add_test(NAME omp16_bad_setting
+         COMMAND sh ${driver} --env OMPTARGET_MPI_WINDOW=abc
+                 --expect-refusal "OMPTARGET_MPI_WINDOW=abc: .*the job ends"
+                 ${launcher} ${plugin_dir} ${CMAKE_CURRENT_BINARY_DIR}/omp16/omp_target
+         WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(omp16_bad_setting PROPERTIES LABELS omp16 TIMEOUT 200)
+
 find_program(OTM_CLANGXX16 clang++-16)
 otm_omp_more_tests(${CMAKE_CURRENT_BINARY_DIR}/omp16 ${OTM_CLANG16} "${OTM_CLANGXX16}" omp16
                    omp16_ _outputs ${_flags})

@@ -3,8 +3,8 @@
 # that it passed and that every rank shut down cleanly.
 #
 # usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
-#                   [--expect-fail REGEX [--expect-status N]] [--stdout-check CMD]
-#                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
+#                   [--expect-fail REGEX [--expect-status N] | --expect-refusal REGEX]
+#                   [--stdout-check CMD] LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
 #                  devices) with OMPTARGET_MPI_LOG_LEVEL=info and fails if
@@ -37,6 +37,10 @@
 #                  cleanly", is not required: Open MPI's mpiexec ends the job
 #                  as soon as rank 0 exits with a non-zero status, which may
 #                  be before they print it.)
+#   --expect-refusal REGEX  the plugin must REFUSE the job before any rank
+#                  runs the program (a bad setting): exit status 1 in time,
+#                  nothing on stdout, exactly one line of stderr matching
+#                  REGEX (one message for the whole job), no process left.
 #   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
 #                  "sh /path/check_stdout.sh order") must exit with status 0,
 #                  FILE being the captured stdout; on failure its output is
@@ -64,6 +68,7 @@ envs=
 expect_fail=
 expect_regex=
 expect_status=
+expect_refusal=
 stdout_check=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -85,6 +90,9 @@ $2"
     --expect-status)
         [ $# -ge 2 ] || usage
         expect_status=$2; shift 2 ;;
+    --expect-refusal)
+        [ $# -ge 2 ] || usage
+        expect_refusal=1; expect_regex=$2; shift 2 ;;
     --stdout-check)
         [ $# -ge 2 ] || usage
         stdout_check=$2; shift 2 ;;
@@ -94,8 +102,10 @@ $2"
     esac
 done
 [ $# -ge 3 ] || usage
-[ -z "$expect_fail" ] || [ "$mode" = launcher ] ||
-    { echo "$me: --expect-fail needs the launcher (not --no-launcher)" >&2; exit 2; }
+[ -z "$expect_fail$expect_refusal" ] || [ "$mode" = launcher ] ||
+    { echo "$me: --expect-fail and --expect-refusal need the launcher" >&2; exit 2; }
+[ -z "$expect_fail" ] || [ -z "$expect_refusal" ] ||
+    { echo "$me: --expect-fail and --expect-refusal exclude each other" >&2; exit 2; }
 case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
 [ "$ranks" -ge 2 ] || { echo "$me: --ranks must be at least 2" >&2; exit 2; }
 launcher=$1
@@ -155,7 +165,18 @@ problem() {
   - $*"
 }
 
-if [ -n "$expect_fail" ]; then
+if [ -n "$expect_refusal" ]; then
+    # A refused job: status 1, no rank ran the program, one message.
+    case $status in
+    1) ;;
+    124 | 137) problem "timed out after ${limit}s (status $status), expected a refusal" ;;
+    *) problem "exit status $status, expected 1 (the job refused)" ;;
+    esac
+    [ -s "$out" ] && problem "stdout is not empty: a rank ran the program"
+    said=$(grep -Ec -- "$expect_regex" "$err")
+    [ "$said" = 1 ] ||
+        problem "$said lines of stderr match '$expect_regex', expected exactly 1"
+elif [ -n "$expect_fail" ]; then
     # An expected failure: a non-zero status in time, the program got as far
     # as the faulting region, the fault reported as REGEX says.
     case $status in
@@ -265,6 +286,11 @@ if [ -n "$problems" ]; then
     cat "$err"
     echo "-----"
     exit 1
+fi
+if [ -n "$expect_refusal" ]; then
+    grep -E -- "$expect_regex" "$err"
+    echo "$me: $name refused as expected (status $status, ${elapsed}s)"
+    exit 0
 fi
 if [ -n "$expect_fail" ]; then
     cat "$out"
