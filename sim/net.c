@@ -753,6 +753,27 @@ size_t sim_net_unreceived(const sim_net *net, int rank)
            q_count_to(&net->probed, rank);
 }
 
+static void each_in(const msg_queue *q, sim_msg_fn fn, void *ctx)
+{
+    for (const sim_msg *m = q->head; m; m = m->next)
+        fn(ctx, m->id, m->src, m->dst, m->comm, m->tag,
+           m->data ? (const void *)m->data : m->sbuf, m->len);
+}
+
+uint64_t sim_net_sent(const sim_net *net)
+{
+    return net->next_msg_id;
+}
+
+void sim_net_each_pending(const sim_net *net, sim_msg_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < net->nchans; i++)
+        each_in(&net->chans[i].q, fn, ctx);
+    for (int r = 0; r < net->cfg.nranks; r++)
+        each_in(&net->ranks[r].arrived, fn, ctx);
+    each_in(&net->probed, fn, ctx);
+}
+
 uint64_t sim_net_misuse(const sim_net *net)
 {
     return net->misuse;

@@ -142,6 +142,16 @@ size_t sim_net_live_requests(const sim_net *net, int rank);
 size_t sim_net_live_comms(const sim_net *net, int rank);
 /* Messages delivered to `rank` that no receive has taken yet. */
 size_t sim_net_unreceived(const sim_net *net, int rank);
+/* Calls fn for every message no receive has taken yet (in flight, arrived,
+ * or probed): its number (net-wide send order), source, destination,
+ * communicator handle, tag, and its payload (the net's copy, or the
+ * sender's buffer for a rendezvous one). */
+typedef void (*sim_msg_fn)(void *ctx, uint64_t id, int src, int dst, int comm, int tag,
+                           const void *data, size_t len);
+void sim_net_each_pending(const sim_net *net, sim_msg_fn fn, void *ctx);
+/* Messages sent so far: the number the next one gets. */
+uint64_t sim_net_sent(const sim_net *net);
+
 /* Misuse detected (see above), all ranks. */
 uint64_t sim_net_misuse(const sim_net *net);
 /* A hash of the whole observable state (messages, requests, counters). */

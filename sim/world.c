@@ -3,6 +3,7 @@
  */
 #include "world.h"
 
+#include "oracle.h"
 #include "otm/wire.h"
 
 #include <inttypes.h>
@@ -69,6 +70,7 @@ struct sim_world {
     sim_move sleep[MAX_CHOICES];    /* sleep set of the partial-order reduction */
     size_t nsleep;
     char *choice_text;
+    sim_oracle *oracle;             /* the host's tags, recorded apart */
     int failed;
 };
 
@@ -353,7 +355,10 @@ sim_world *sim_world_create(const sim_config *cfg)
     sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit,
                          cfg->eager_at_delivery};
     w->net = sim_net_create(&nc);
-    if (!w->net) {
+    w->oracle = sim_oracle_new();
+    if (!w->net || !w->oracle) {
+        sim_net_destroy(w->net);
+        sim_oracle_free(w->oracle);
         free(w);
         return NULL;
     }
@@ -380,6 +385,7 @@ void sim_world_destroy(sim_world *w)
     if (sim_net_installed() == w->net)
         sim_net_install(NULL);
     sim_net_destroy(w->net);
+    sim_oracle_free(w->oracle);
     free(w->taken);
     free(w->options);
     free(w->choice_text);
@@ -728,6 +734,21 @@ static int check_rank(sim_world *w, int r)
     return check_keys(w, r, held, n);
 }
 
+/* The oracle's record of the host's tags (sim/oracle.h). */
+static int check_tags(sim_world *w)
+{
+    otm_node *workers[SIM_MAX_WORKERS + 1] = {NULL};
+    char why[256];
+    if (!w->node_up[0])
+        return 0;
+    for (int r = 1; r < w->nranks; r++)
+        workers[r] = w->node_up[r] ? w->nodes[r] : NULL;
+    if (sim_oracle_check(w->oracle, w->nodes[0], workers, w->nranks - 1, w->net, why,
+                         sizeof why))
+        return violation(w, "%s", why);
+    return 0;
+}
+
 static int check_invariants(sim_world *w)
 {
     if (sim_net_misuse(w->net))
@@ -735,7 +756,7 @@ static int check_invariants(sim_world *w)
     for (int r = 0; r < w->nranks; r++)
         if (w->node_up[r] && check_rank(w, r))
             return -1;
-    return 0;
+    return check_tags(w);
 }
 
 /* ---- partial-order reduction ---------------------------------------------------- */

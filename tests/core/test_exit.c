@@ -192,12 +192,39 @@ static void test_exit_with_every_tag_retired(void **state)
     scn_close(&s);
 }
 
+/* A reply that comes after its event timed out: the event's tag must be
+ * retired, since the late reply is still on its way. The world's oracle of
+ * tags (sim/oracle.h) fails the run if a later event takes that tag while
+ * the reply can still arrive; the later events run on the other tag. */
+static void test_late_reply_retires_its_tag(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    cfg.node.ncomms = 1;
+    cfg.node.tag_space = 2;
+    cfg.node.timeout_ns = 1000000;
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    /* Worker 1's first Isend is its reply to the first event. */
+    sim_world_delay(s.w, 1, 1, 10 * cfg.node.timeout_ns);
+    for (int i = 0; i < 3; i++)
+        scn_alloc(&s, 0, 1, 8, &s.addr[i]);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+    otm_node *host = sim_world_node(s.w, 0);
+    assert_int_equal(s.q[0]->status, OTM_ERR_TIMEOUT);
+    assert_int_equal(host->stats.retired_tags, 1);
+    assert_true(s.addr[1] != 0 && s.addr[2] != 0);
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_in_flight_seeded),
         cmocka_unit_test(test_exit_in_flight_exhaustive),
         cmocka_unit_test(test_dead_worker_times_out),
+        cmocka_unit_test(test_late_reply_retires_its_tag),
         cmocka_unit_test(test_queued_ops_do_not_time_out),
         cmocka_unit_test(test_exit_with_every_tag_retired),
     };
