@@ -9,6 +9,11 @@ mpich libmpich-dev openmpi-bin libopenmpi-dev libffi-dev libelf-dev libcmocka-de
 valgrind lcov procps libclang-rt-14-dev clang-16 clang-tools-16
 gnuplot-nox python3 iproute2"
 
+# ---- Slurm (label slurm, tests/slurm): a one-node cluster started by the
+# tests themselves; installing the packages starts no daemon we use.
+PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"
+# ---- end of Slurm
+
 # libomptarget 16 for the omp16 tests. libomp-16-dev conflicts with
 # libomp-14-dev, so its files (and libomp5-16's) are unpacked into the
 # project, never installed: OTM_LLVM16_DIR, default .deps/llvm-16 (what

@@ -39,13 +39,14 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
 
 # The plugin built for Open MPI (OTM_MPI=openmpi) in a tree of its own: the
-# labels that run it, mpi, omp and netns (the rest does not depend on the
-# MPI; netns runs over Open MPI's TCP transport, see tests/netns).
+# labels that run it, mpi, omp, netns and slurm (the rest does not depend
+# on the MPI; netns runs over Open MPI's TCP transport, see tests/netns;
+# slurm starts its ranks with srun --mpi=pmix, see tests/slurm).
 if [ $# -eq 0 ]; then
     OPENMPI_DIR=${OPENMPI_DIR:-build-openmpi}
     cmake -S . -B "$OPENMPI_DIR" -DOTM_MPI=openmpi -DOTM_WERROR="$werror" >/dev/null
     cmake --build "$OPENMPI_DIR" -j "$(nproc)"
-    ctest --test-dir "$OPENMPI_DIR" -L "mpi|omp|netns" --output-on-failure
+    ctest --test-dir "$OPENMPI_DIR" -L "mpi|omp|netns|slurm" --output-on-failure
 fi
 
 # Coverage of the unit, sim and mpi tests in a gcc --coverage tree of its

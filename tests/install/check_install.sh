@@ -9,7 +9,9 @@
 #     libomptarget.rtl.x86_64.nextgen.so (LLVM 16, tried first), each a
 #     symlink that resolves to that plugin,
 #   - PREFIX/bin/omptarget-mpirun --dry-run -n 2 ./app puts the installed
-#     alias directory first in LD_LIBRARY_PATH, not the build tree's.
+#     alias directory first in LD_LIBRARY_PATH, not the build tree's,
+#   - the CMake package (lib/cmake/omptarget-mpi/, used by
+#     check_downstream.sh) is installed.
 # Prints one TAP line per check; exits 1 if any failed.
 set -u
 [ $# -eq 6 ] || { echo "usage: $0 CMAKE BUILD_DIR PREFIX NM CHECK_EXPORTS EXPECTED" >&2; exit 2; }
@@ -58,6 +60,11 @@ case $dry in
 *) true ;;
 esac
 check $? "the dry run does not name the build tree's plugin directory"
+
+for f in omptarget-mpiConfig.cmake omptarget-mpiConfigVersion.cmake; do
+    [ -f "$prefix/lib/cmake/omptarget-mpi/$f" ]
+    check $? "the CMake package file lib/cmake/omptarget-mpi/$f is installed"
+done
 
 echo "# $n checks, $failures failed"
 [ "$failures" -eq 0 ]
