@@ -21,34 +21,51 @@ PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"
 LLVM16_DEBS="libomp-16-dev libomp5-16"
 LLVM16_DIR=${OTM_LLVM16_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.deps/llvm-16}
 
-fetch_llvm16() {
-    if [ -f "$LLVM16_DIR/.unpacked" ]; then
-        echo "setup: libomp 16 present in $LLVM16_DIR"
+# unpack_debs DIR DEB...: downloads the packages and unpacks them into DIR
+# (never installs them). Skipped when DIR was already unpacked.
+unpack_debs() {
+    dir=$1
+    shift
+    if [ -f "$dir/.unpacked" ]; then
+        echo "setup: $* present in $dir"
         return 0
     fi
-    echo "setup: unpacking $LLVM16_DEBS into $LLVM16_DIR"
-    dl=$(mktemp -d "${TMPDIR:-/tmp}/otm-llvm16.XXXXXX")
+    echo "setup: unpacking $* into $dir"
+    dl=$(mktemp -d "${TMPDIR:-/tmp}/otm-debs.XXXXXX")
     # As root, apt downloads as user _apt: give it the directory, or apt
     # warns that the download is performed unsandboxed.
     if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then
         chown _apt "$dl"
     fi
-    # shellcheck disable=SC2086
-    if ! (cd "$dl" && apt-get download -qq $LLVM16_DEBS); then
+    if ! (cd "$dl" && apt-get download -qq "$@"); then
         # Fresh machine: no package lists yet.
         $SUDO apt-get update -qq
-        # shellcheck disable=SC2086
-        (cd "$dl" && apt-get download -qq $LLVM16_DEBS)
+        (cd "$dl" && apt-get download -qq "$@")
     fi
-    rm -rf "$LLVM16_DIR.partial"
-    mkdir -p "$LLVM16_DIR.partial"
+    rm -rf "$dir.partial"
+    mkdir -p "$dir.partial"
     for deb in "$dl"/*.deb; do
-        dpkg-deb -x "$deb" "$LLVM16_DIR.partial"
+        dpkg-deb -x "$deb" "$dir.partial"
     done
-    (cd "$dl" && ls ./*.deb) >"$LLVM16_DIR.partial/.unpacked"
-    rm -rf "$dl" "$LLVM16_DIR"
-    mv "$LLVM16_DIR.partial" "$LLVM16_DIR"
+    (cd "$dl" && ls ./*.deb) >"$dir.partial/.unpacked"
+    rm -rf "$dl" "$dir"
+    mv "$dir.partial" "$dir"
 }
+
+# shellcheck disable=SC2086
+fetch_llvm16() { unpack_debs "$LLVM16_DIR" $LLVM16_DEBS; }
+
+# --- LLVM 15 (the omp15 tests) ---------------------------------------------
+# clang-15 and clang-tools-15 (clang-offload-wrapper and -bundler) are
+# installed; libomp-15-dev conflicts with libomp-14-dev like 16's, so it and
+# libomp5-15 are unpacked into OTM_LLVM15_DIR, default .deps/llvm-15 (what
+# tests/omp/omp15.cmake looks for).
+PACKAGES="$PACKAGES clang-15 clang-tools-15"
+LLVM15_DEBS="libomp-15-dev libomp5-15"
+LLVM15_DIR=${OTM_LLVM15_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.deps/llvm-15}
+# shellcheck disable=SC2086
+fetch_llvm15() { unpack_debs "$LLVM15_DIR" $LLVM15_DEBS; }
+# --- end of LLVM 15 ----------------------------------------------------------
 
 missing=""
 for p in $PACKAGES; do
@@ -65,6 +82,7 @@ fi
 if [ -z "$missing" ]; then
     echo "setup: all packages present"
     fetch_llvm16
+    fetch_llvm15
     exit 0
 fi
 
@@ -78,3 +96,4 @@ $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
 fetch_llvm16
+fetch_llvm15

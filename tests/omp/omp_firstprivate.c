@@ -86,6 +86,8 @@ int main(void)
             for (int k = 0; want[k] || rec.name[k]; k++)
                 if (want[k] != rec.name[k])
                     r.name_ok = 0;
+            /* r is map(from:): its device copy starts uninitialised. */
+            r.arr_sum = 0;
             for (int k = 0; k < 16; k++)
                 r.arr_sum += arr[k];
             r.implicit = implicit_scalar;
