@@ -24,7 +24,7 @@
 
 /* Larger inputs say nothing new to a gate that reads at most a header plus
  * the inline payload; they only slow the fuzzer down. */
-#define MAX_INPUT (1u << 16)
+#define INPUT_MAX (1u << 16)
 /* Virtual time after which a worker event waiting for data that never comes
  * fails; the world advances time when stuck, so this costs no real time. */
 #define EVENT_TIMEOUT_NS 1000000u
@@ -157,7 +157,7 @@ static void still_serves(scn *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > MAX_INPUT)
+    if (size > INPUT_MAX)
         return -1;
     otm_notify n;
     /* A well-formed EXIT legitimately ends the worker's service, after which
