@@ -73,7 +73,7 @@
 #include "plugin.h"
 #include "world.h"
 
-#define MAX_INPUT 1024
+#define INPUT_MAX 1024
 #define LANES 3
 #define EVENTS 4
 #define MAX_REGIONS 24      /* per device */
@@ -1135,7 +1135,7 @@ static void teardown(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > MAX_INPUT)
+    if (size > INPUT_MAX)
         return -1;
     verbose = getenv("OTM_FUZZ_VERBOSE") != NULL;
     memset(&H, 0, sizeof H);

@@ -37,7 +37,7 @@
 #include "scenarios.h"
 
 #define SCENARIOS 11
-#define MAX_INPUT 4096
+#define INPUT_MAX 4096
 #define FAULT_BYTES 4
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -151,7 +151,7 @@ static void run_program(input *in, int scenario)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > MAX_INPUT)
+    if (size > INPUT_MAX)
         return -1;
     input in = {data, size};
     int scenario = take(&in) % SCENARIOS;

@@ -1082,6 +1082,64 @@ sim_result sim_world_teardown(sim_world *w)
     return res;
 }
 
+/* ---- reuse ------------------------------------------------------------------------ */
+
+size_t sim_world_rest(const sim_world *w, sim_rest *out)
+{
+    for (int r = 0; r < w->nranks; r++) {
+        const rank_ctx *rc = &w->ctx[r];
+        out[r] = (sim_rest){
+            .requests = sim_net_live_requests(w->net, r),
+            .comms = sim_net_live_comms(w->net, r),
+            .unreceived = sim_net_unreceived(w->net, r),
+            .allocs = rc->live, .images = rc->images,
+            .out_pending = rc->out_pending, .err_pending = rc->err_pending,
+            .stopped = sim_net_rank_stopped(w->net, r),
+            .finalized = sim_net_finalized(w->net, r), .up = w->node_up[r],
+        };
+    }
+    return sim_net_in_flight(w->net);
+}
+
+int sim_world_rearm(sim_world *w, const sim_config *cfg)
+{
+    const sim_config *o = &w->cfg;
+    if (cfg->workers != o->workers || cfg->tag_ub != o->tag_ub ||
+        cfg->eager_limit != o->eager_limit ||
+        cfg->eager_at_delivery != o->eager_at_delivery ||
+        memcmp(&cfg->node, &o->node, sizeof cfg->node) ||
+        cfg->host_node != o->host_node)
+        return -1;
+    /* OTM_SIM_CHOICES (parsed at creation) replays every run; OTM_SIM_SEED
+     * seeds every PRNG run, as in sim_world_create. */
+    if (!w->env_replay) {
+        const char *seed = getenv("OTM_SIM_SEED");
+        w->cfg.mode = cfg->mode;
+        w->cfg.replay = cfg->replay;
+        w->cfg.nreplay = cfg->nreplay;
+        w->cfg.seed = seed && cfg->mode == SIM_RANDOM ? strtoull(seed, NULL, 0)
+                                                      : cfg->seed;
+    }
+    w->cfg.bytes = cfg->bytes;
+    w->cfg.nbytes = cfg->nbytes;
+    w->cfg.max_steps = cfg->max_steps ? cfg->max_steps : 1000000;
+    w->cfg.por = cfg->por;
+    w->cfg.quiet = cfg->quiet;
+    w->steps = w->moves = 0;
+    w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    w->hash = 0xcbf29ce484222325ull;
+    w->ntrace = 0;
+    w->mark = 0;
+    w->nsleep = 0;
+    w->failed = 0;
+    w->running = -1;
+    wake_all(w);
+    for (int r = 0; r < w->nranks; r++)
+        w->epoch[r] = sim_net_epoch(w->net, r);
+    sim_net_install(w->net);
+    return 0;
+}
+
 /* ---- exhaustive exploration ------------------------------------------------------ */
 
 sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,

@@ -175,6 +175,29 @@ int sim_world_step(sim_world *w);
 /* SIM_OK, or the failure a step recorded (an invariant violation). */
 sim_result sim_world_failure(const sim_world *w);
 
+/* ---- reuse of one world across runs (the stateful fuzz harnesses) ---- */
+
+/* What a world at rest holds, per rank: a world whose rest state equals the
+ * one it had after its set-up behaves as that fresh world would. */
+typedef struct sim_rest {
+    size_t requests, comms, unreceived;     /* sim_net, this rank */
+    int64_t allocs;                         /* hook allocations live */
+    int64_t images;                         /* loaded and not unloaded */
+    uint64_t out_pending, err_pending;      /* SIM_K_PRINT output not taken */
+    int stopped, finalized, up;
+} sim_rest;
+/* Fills out[0..workers] and returns the messages in flight (all ranks). */
+size_t sim_world_rest(const sim_world *w, sim_rest *out);
+
+/* Starts a new run on an existing world: the schedule (mode, seed,
+ * replay, bytes, max_steps, por, quiet of cfg) starts over as in a world
+ * just created (steps, trace, hash, PRNG, sleep set, failure), every actor
+ * is awake, the ranks' news are taken as seen, and the world's net is the
+ * installed one again. The ranks, the net and virtual time are left as they
+ * are. Returns -1 when cfg changes what
+ * the world is made of (workers, tag_ub, eager settings, node config). */
+int sim_world_rearm(sim_world *w, const sim_config *cfg);
+
 /* Observations. */
 uint64_t sim_world_steps(const sim_world *w);
 uint64_t sim_world_hash(const sim_world *w);        /* trace hash */
