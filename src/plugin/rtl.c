@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "otm/wire.h"
 #include "plugin.h"
@@ -32,12 +34,31 @@ static otm_device *device(int32_t id)
     return otm_host_device(id);
 }
 
+/* 1 when the pages of [start, end) at both ends are mapped: mincore fails
+ * with ENOMEM on a page that is not. */
+static int range_mapped(const void *start, const void *end)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)start;
+    uintptr_t b = (uintptr_t)end;
+    unsigned char v;
+    if (!start || b <= a)
+        return 0;
+    return mincore((void *)(a & ~(page - 1)), 1, &v) == 0 &&
+           mincore((void *)((b - 1) & ~(page - 1)), 1, &v) == 0;
+}
+
+/* libomptarget 15 asks again about every image it was ever given, also
+ * that of a library dlclose()d since, whose pages (the image and its
+ * descriptor) are gone: such an image is not valid, rather than a fault in
+ * reading it. */
 int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
 {
     char err[160];
     const void *elf;
     size_t size;
-    return image && otm_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
+    return range_mapped(image, image + 1) &&
+           range_mapped(image->ImageStart, image->ImageEnd) &&
+           otm_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
            otm_image_check(elf, size, err, sizeof err) == OTM_OK;
 }
 

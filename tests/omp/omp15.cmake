@@ -9,8 +9,7 @@
 # Included by tests/omp/CMakeLists.txt, whose OTM_OMP_PROGRAMS,
 # OTM_OMP_ARGS_*, launcher, plugin_dir and driver it uses; the programs of
 # omp_more.cmake's lists are built for 15 too, into omp15/ with the same
-# flags (C++ with clang++-15), except those of OTM_OMP15_EXCLUDED below
-# (each a test that reports itself skipped, with the reason).
+# flags (C++ with clang++-15).
 set(OTM_LLVM15_DIR ${PROJECT_SOURCE_DIR}/.deps/llvm-15 CACHE PATH
     "Unpacked libomp-15-dev and libomp5-15 (ci/setup.sh) for the omp15 tests")
 set(_llvm15 ${OTM_LLVM15_DIR}/usr/lib/llvm-15)
@@ -64,33 +63,17 @@ foreach(prog IN LISTS OTM_OMP_PROGRAMS)
   set_tests_properties(omp15_${prog} PROPERTIES LABELS omp15 TIMEOUT 200)
 endforeach()
 
-# EXCLUDED on LLVM 15, for a fault of libomptarget 15 itself: omp_dlopen.
 # libomptarget 15 keeps every device image it was ever given (PM->Images)
 # and, at each later registration and unregistration, hands all of them to
 # the plugin's is_valid_binary again, those of a library that was
-# dlclose()d included. At the program's end (the executable's
-# __tgt_unregister_lib) that image is no longer mapped and is_valid_binary
-# faults reading it: the program passes, then the process ends with
-# SIGSEGV. libomptarget 15's own x86_64 plugin faults the same way (exit
-# status 139 without this plugin), so no plugin can serve this program
-# there. Its test reports itself skipped with this reason; it is never
-# built for 15 and never counted as passed.
-set(OTM_OMP15_EXCLUDED omp_dlopen)
-set(_why_omp_dlopen "libomptarget 15 calls is_valid_binary on the image of a dlclose()d library at the program's end (a fault of LLVM 15, its own x86_64 plugin crashes too; see tests/omp/omp15.cmake)")
-set(_lib_programs ${OTM_OMP_LIB_PROGRAMS})
-list(REMOVE_ITEM OTM_OMP_LIB_PROGRAMS ${OTM_OMP15_EXCLUDED})
-foreach(prog IN LISTS OTM_OMP15_EXCLUDED)
-  add_test(NAME omp15_${prog}
-           COMMAND sh -c "echo \"omp15_${prog}: skipped: $1\"; exit 77" sh "${_why_${prog}}")
-  set_tests_properties(omp15_${prog} PROPERTIES LABELS omp15 SKIP_RETURN_CODE 77)
-endforeach()
+# dlclose()d included, whose pages are gone at the program's end. The
+# plugin answers "not valid" for an image whose pages are not mapped
+# (rtl.c), so omp_dlopen runs here too; libomptarget 15's own x86_64 plugin
+# faults on that program (exit status 139 without this plugin).
 
 find_program(OTM_CLANGXX15 clang++-15)
 otm_omp_more_tests(${CMAKE_CURRENT_BINARY_DIR}/omp15 ${OTM_CLANG15} "${OTM_CLANGXX15}" omp15
                    omp15_ _outputs ${_flags})
-# This file runs in the scope of tests/omp/CMakeLists.txt: the list is
-# restored for omp16.cmake.
-set(OTM_OMP_LIB_PROGRAMS ${_lib_programs})
 
 add_custom_target(otm_omp15_tests ALL DEPENDS ${_outputs})
 add_dependencies(otm_omp15_tests omptarget_rtl_mpi)
