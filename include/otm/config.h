@@ -47,6 +47,14 @@ typedef struct otm_config {
     uint64_t kernel_timeout_ns; /* EXECUTE waiting for its kernel; 0 = never */
 } otm_config;
 
+/* Levels of the node's log hook and of OMPTARGET_MPI_LOG_LEVEL. */
+typedef enum otm_log_level {
+    OTM_LOG_ERROR = 0,
+    OTM_LOG_WARN = 1,
+    OTM_LOG_INFO = 2,
+    OTM_LOG_DEBUG = 3
+} otm_log_level;
+
 /* The defaults documented in the README. */
 otm_config otm_config_default(void);
 /* OTM_OK when every field is within its limits above; else OTM_ERR_INVALID,

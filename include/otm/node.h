@@ -85,13 +85,6 @@ typedef struct otm_loaded_image {
     uint64_t count;
 } otm_loaded_image;
 
-typedef enum otm_log_level {
-    OTM_LOG_ERROR = 0,
-    OTM_LOG_WARN = 1,
-    OTM_LOG_INFO = 2,
-    OTM_LOG_DEBUG = 3
-} otm_log_level;
-
 /* The points of an event's life the trace hook hears about. */
 typedef enum otm_trace_point {
     OTM_TRACE_BEGIN = 0,    /* origin: enqueued; dest: arrived at the gate */

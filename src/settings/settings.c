@@ -35,9 +35,6 @@
  * core accepts any timeout (it compares elapsed times). */
 #define TIMEOUT_MAX (7 * NS_DAY)
 
-/* otm_log_level's values (otm/node.h, not included: it needs MPI's header).
- * tests/settings/test_log_levels.c checks that they agree. */
-enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* How a value is spelled. */
 typedef enum kind {
@@ -120,7 +117,7 @@ typedef enum kind {
       "Longest back-off sleep of an idle thread (IDLE=sleep): bounds the "    \
       "latency added to a request that arrives while it sleeps.")             \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
-      LOG_ERROR, LOG_DEBUG, log_level, "warn",                                \
+      OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, "warn",                                \
       "{min}..{max} or error, warn, info, debug",                             \
       "Messages printed to stderr: errors only, warnings, information, or "   \
       "everything (debug).")                                                  \
@@ -212,7 +209,7 @@ otm_settings otm_settings_default(void)
         .idle = OTM_IDLE_SLEEP,
         .spin_ns = 50 * NS_US,
         .sleep_max_ns = NS_MS,
-        .log_level = LOG_WARN,
+        .log_level = OTM_LOG_WARN,
         .pool = 1,
         .pool_max = MIB,
         .forward_output = 1,
@@ -245,8 +242,8 @@ static const word idle_words[] = {
     {"spin", OTM_IDLE_SPIN}, {"yield", OTM_IDLE_YIELD},
     {"sleep", OTM_IDLE_SLEEP}, {NULL, 0}};
 static const word log_words[] = {
-    {"error", LOG_ERROR}, {"warn", LOG_WARN},
-    {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
+    {"error", OTM_LOG_ERROR}, {"warn", OTM_LOG_WARN},
+    {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
 
 /* The text [b, e) without surrounding white space. */
 typedef struct span {

@@ -1,11 +1,7 @@
 /*
- * test_log_levels.c - the settings' log levels are otm_log_level's.
- *
- * settings.c cannot include otm/node.h (it needs MPI's header), so it
- * spells the levels as numbers. This program includes both headers (for
- * the enum only: it calls nothing of the core, so it links no MPI) and
- * checks that every word of OMPTARGET_MPI_LOG_LEVEL, and the default, give
- * the enum's value.
+ * test_log_levels.c - the settings' log levels are otm_log_level's
+ * (otm/config.h): every word of OMPTARGET_MPI_LOG_LEVEL, and the default,
+ * give the level of that name, the one the node's log hook filters by.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +11,6 @@
 
 #include <string.h>
 
-#include "otm/node.h"
 #include "otm/settings.h"
 
 /* An environment of OMPTARGET_MPI_LOG_LEVEL alone; ctx holds its value. */
