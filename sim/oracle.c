@@ -146,14 +146,17 @@ int sim_oracle_check(sim_oracle *o, otm_node *host, otm_node *const *workers,
         record *r = find(o, ev->comm, ev->tag);
         if (r->holder == ev->id)
             continue;
-        if (r->stale) {
-            snprintf(why, len, "host event %llu took tag %d of communicator %d, "
-                     "retired: event %llu left messages that may still arrive on it",
-                     (unsigned long long)ev->id, ev->tag, ev->comm,
-                     (unsigned long long)r->last);
+        int stale = r->stale;
+        uint64_t last = r->last;
+        r->holder = r->last = ev->id;
+        r->stale = 0;               /* said once */
+        if (stale) {
+            snprintf(why, len, "host event %llu took tag %d of communicator %d, which "
+                     "had to be retired: event %llu left messages that may still "
+                     "arrive on it", (unsigned long long)ev->id, ev->tag, ev->comm,
+                     (unsigned long long)last);
             return -1;
         }
-        r->holder = r->last = ev->id;
     }
     o->sent = sim_net_sent(net);
     return 0;

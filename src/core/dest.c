@@ -254,11 +254,38 @@ static int start_load(otm_node *node, otm_event *ev)
     return to_payload(node, ev, st, ref.size, ev->p.load.frag);
 }
 
+/* Bytes that follow the notification of a SUBMIT or a LOAD in fragments,
+ * and their fragment size; 0 when none do or the header says nonsense. */
+static uint64_t following(const otm_event *ev, uint64_t *frag)
+{
+    uint64_t total = 0;
+    if (ev->kind == OTM_KIND_SUBMIT && inline_len(ev) == 0)
+        total = ev->p.submit.size, *frag = ev->p.submit.frag;
+    else if (ev->kind == OTM_KIND_LOAD && (ev->flags & OTM_LOAD_SEND) &&
+             inline_len(ev) == OTM_WIRE_LOAD_DESC_SIZE)
+        total = load_ref(ev).size, *frag = ev->p.load.frag;
+    return total && !check_plan(total, *frag) ? total : 0;
+}
+
+/* Refused by the gate (a failed device, the worker exiting): the answer is
+ * the refusal, but what the host already sends after the notification is
+ * still received (into the sink), so that nothing stale stays on the tag
+ * the host may hand out again. A malformed notification is only answered:
+ * the host retires its tag. */
+static int refuse(otm_node *node, otm_event *ev)
+{
+    otm_status st = (otm_status)ev->status;
+    uint64_t frag = 0, total = 0;
+    if (st != OTM_ERR_BAD_KIND && st != OTM_ERR_BAD_VERSION && st != OTM_ERR_BAD_MESSAGE)
+        total = following(ev, &frag);
+    return total ? to_payload(node, ev, st, total, frag) : to_reply(ev, st);
+}
+
 static int start(otm_node *node, otm_event *ev)
 {
     otm__set_state(ev, OTM_RUNNING);
     if (ev->status)                 /* rejected by the gate */
-        return to_reply(ev, (otm_status)ev->status);
+        return refuse(node, ev);
     switch (ev->kind) {
     case OTM_KIND_ALLOC: return start_alloc(node, ev);
     case OTM_KIND_DELETE: return start_delete(node, ev);

@@ -292,6 +292,43 @@ static void test_kernel_fault(void **state)
     close1(&s);
 }
 
+/* A device that faulted refuses a SUBMIT whose data follows in fragments
+ * and a LOAD whose bytes follow, but still receives those bytes: the tag
+ * they came on carries nothing stale when the next event (to the other
+ * device) takes it again. With one tag, the world's oracle of tags fails
+ * the run otherwise; and nothing is left unreceived at the end. */
+static void test_refusal_drains_payload(void **state)
+{
+    (void)state;
+    sim_config cfg = config(3);
+    cfg.workers = 2;
+    cfg.node.ncomms = 1;
+    cfg.node.tag_space = 1;
+    cfg.node.inline_max = 0;        /* every payload in fragments (of 4) */
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(scn_alloc(&s, 0, 2, 16, &s.addr[0]), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_FAULT, 0, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_KERNEL_FAULT);
+    scn_pattern(s.in[0], 16, 5);
+    assert_int_equal(scn_submit(&s, 0, 1, 0x1000, s.in[0], 16), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_DEVICE_FAILED);
+    assert_int_equal(scn_load_bytes(&s, 0, 1, image, 13, NULL), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_DEVICE_FAILED);
+    assert_int_equal(scn_submit(&s, 0, 2, s.addr[0], s.in[0], 16), OTM_OK);
+    assert_int_equal(scn_retrieve(&s, 0, 2, s.out[0], s.addr[0], 16), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_memory_equal(s.out[0], s.in[0], 16);
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    sim_rest rest[3];
+    assert_int_equal(sim_world_rest(s.w, rest), 0);     /* nothing in flight */
+    for (int r = 0; r <= 2; r++)
+        assert_int_equal(rest[r].unreceived, 0);
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 /* Every allocation of the worker, then of the host, failing in turn over
  * a LOAD with bytes, a region printing 3 MiB and one faulting: each fails
  * with a status or loses only its output (said so), nothing hangs or
@@ -350,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_load_transfer_fails),
         cmocka_unit_test(test_region_output),
         cmocka_unit_test(test_kernel_fault),
+        cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
         cmocka_unit_test(test_load_without_bytes_refused),
     };
