@@ -3,6 +3,7 @@
 # every test label. Usage: ci/test.sh [ctest arguments...]
 #   ci/test.sh              all tests, the libFuzzer harnesses included,
 #                           then the coverage gate (coverage/coverage.sh)
+#                           and the mutation quick mode (coverage/mutate.sh)
 #   ci/test.sh -L sim       only the simulator tests
 # BUILD_DIR (default: build), FUZZ_DIR (default: build-fuzz), TSAN_DIR
 # (default: build-tsan) and OPENMPI_DIR (default: build-openmpi) select the
@@ -53,4 +54,12 @@ fi
 # own (COV_DIR, default build-coverage); fails below the thresholds.
 if [ $# -eq 0 ]; then
     sh coverage/coverage.sh
+fi
+
+# Mutation testing, quick mode: three mutants of src/core the unit and sim
+# tests are known to kill, in a build tree of its own (MUTATE_DIR, default
+# build-mutate); fails if one survives, so the script keeps working. The
+# full campaign is run by hand: see docs/mutation.md.
+if [ $# -eq 0 ]; then
+    sh coverage/mutate.sh --quick
 fi
