@@ -30,14 +30,8 @@ foreach(_what OTM_CLANG15 OTM_CLANG15_WRAPPER OTM_OMP15_INCLUDE OTM_LIBOMPTARGET
 endforeach()
 
 if(_missing)
-  # Not dropped silently: one test of the label that reports itself skipped
-  # (exit status 77) with the reason.
   string(REPLACE ";" ", " _missing "${_missing}")
-  set(_why "LLVM 15 not found (${_missing}): run ci/setup.sh, which installs clang-15 and clang-tools-15 and unpacks libomp 15 into ${OTM_LLVM15_DIR}")
-  message(WARNING "omp15 tests: ${_why}")
-  add_test(NAME omp15_unavailable
-           COMMAND sh -c "echo \"omp15: skipped: $1\"; exit 77" sh "${_why}")
-  set_tests_properties(omp15_unavailable PROPERTIES LABELS omp15 SKIP_RETURN_CODE 77)
+  otm_omp_version_missing(15 "LLVM 15 not found (${_missing}): run ci/setup.sh, which installs clang-15 and clang-tools-15 and unpacks libomp 15 into ${OTM_LLVM15_DIR}")
   return()
 endif()
 
@@ -45,23 +39,7 @@ get_filename_component(_tools ${OTM_CLANG15_WRAPPER} DIRECTORY)
 set(_flags ${OTM_OMP_FLAGS} -B${_tools} -I${OTM_OMP15_INCLUDE}
     -L${_llvm15}/lib -Wl,-rpath,${_llvm15}/lib)
 set(_outputs)
-foreach(prog IN LISTS OTM_OMP_PROGRAMS)
-  set(exe ${CMAKE_CURRENT_BINARY_DIR}/omp15/${prog})
-  add_custom_command(
-    OUTPUT ${exe}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/omp15
-    COMMAND ${OTM_CLANG15} ${_flags} -I${CMAKE_CURRENT_SOURCE_DIR}
-            ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c -o ${exe}
-    DEPENDS ${prog}.c omp_check.h
-    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
-    COMMENT "clang-15: OpenMP offloading test ${prog}"
-    VERBATIM)
-  list(APPEND _outputs ${exe})
-  add_test(NAME omp15_${prog}
-           COMMAND sh ${driver} ${OTM_OMP_ARGS_${prog}} ${launcher} ${plugin_dir} ${exe}
-           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-  set_tests_properties(omp15_${prog} PROPERTIES LABELS omp15 TIMEOUT 200)
-endforeach()
+otm_omp_version_programs(15 ${OTM_CLANG15} _outputs ${_flags})
 
 # libomptarget 15 keeps every device image it was ever given (PM->Images)
 # and, at each later registration and unregistration, hands all of them to

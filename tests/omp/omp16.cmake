@@ -29,14 +29,8 @@ foreach(_what OTM_CLANG16 OTM_CLANG16_PACKAGER OTM_OMP16_INCLUDE OTM_LIBOMPTARGE
 endforeach()
 
 if(_missing)
-  # Not dropped silently: one test of the label that reports itself skipped
-  # (exit status 77) with the reason.
   string(REPLACE ";" ", " _missing "${_missing}")
-  set(_why "LLVM 16 not found (${_missing}): run ci/setup.sh, which installs clang-16 and clang-tools-16 and unpacks libomp 16 into ${OTM_LLVM16_DIR}")
-  message(WARNING "omp16 tests: ${_why}")
-  add_test(NAME omp16_unavailable
-           COMMAND sh -c "echo \"omp16: skipped: $1\"; exit 77" sh "${_why}")
-  set_tests_properties(omp16_unavailable PROPERTIES LABELS omp16 SKIP_RETURN_CODE 77)
+  otm_omp_version_missing(16 "LLVM 16 not found (${_missing}): run ci/setup.sh, which installs clang-16 and clang-tools-16 and unpacks libomp 16 into ${OTM_LLVM16_DIR}")
   return()
 endif()
 
@@ -44,23 +38,7 @@ get_filename_component(_tools ${OTM_CLANG16_PACKAGER} DIRECTORY)
 set(_flags ${OTM_OMP_FLAGS} -B${_tools} -I${OTM_OMP16_INCLUDE}
     -L${_llvm16}/lib -Wl,-rpath,${_llvm16}/lib)
 set(_outputs)
-foreach(prog IN LISTS OTM_OMP_PROGRAMS)
-  set(exe ${CMAKE_CURRENT_BINARY_DIR}/omp16/${prog})
-  add_custom_command(
-    OUTPUT ${exe}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/omp16
-    COMMAND ${OTM_CLANG16} ${_flags} -I${CMAKE_CURRENT_SOURCE_DIR}
-            ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c -o ${exe}
-    DEPENDS ${prog}.c omp_check.h
-    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
-    COMMENT "clang-16: OpenMP offloading test ${prog}"
-    VERBATIM)
-  list(APPEND _outputs ${exe})
-  add_test(NAME omp16_${prog}
-           COMMAND sh ${driver} ${OTM_OMP_ARGS_${prog}} ${launcher} ${plugin_dir} ${exe}
-           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-  set_tests_properties(omp16_${prog} PROPERTIES LABELS omp16 TIMEOUT 200)
-endforeach()
+otm_omp_version_programs(16 ${OTM_CLANG16} _outputs ${_flags})
 
 # libomptarget 16 tries the nextgen name first (every run above loads our
 # plugin as libomptarget.rtl.x86_64.nextgen.so); with nextgen plugins

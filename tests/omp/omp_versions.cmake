@@ -1,0 +1,43 @@
+# What the labels of other LLVM versions (omp15.cmake, omp16.cmake) share:
+# the programs of OTM_OMP_PROGRAMS built by that version's clang, and the
+# one skipped test that stands for the label when the version is missing.
+# Included by tests/omp/CMakeLists.txt, whose launcher, plugin_dir, driver
+# and OTM_OMP_ARGS_* they use.
+
+# otm_omp_version_missing(VER WHY): the label ompVER holds one test,
+# ompVER_unavailable, which reports itself skipped (exit status 77) with
+# WHY: never dropped silently.
+function(otm_omp_version_missing ver why)
+  message(WARNING "omp${ver} tests: ${why}")
+  add_test(NAME omp${ver}_unavailable
+           COMMAND sh -c "echo \"omp${ver}: skipped: $1\"; exit 77" sh "${why}")
+  set_tests_properties(omp${ver}_unavailable PROPERTIES LABELS omp${ver}
+                       SKIP_RETURN_CODE 77)
+endfunction()
+
+# otm_omp_version_programs(VER CC OUTPUTS_VAR FLAGS...): every program of
+# OTM_OMP_PROGRAMS built by CC with FLAGS into ompVER/, registered as test
+# ompVER_<prog> with label ompVER and run by ${driver}; appends the files
+# built to OUTPUTS_VAR.
+function(otm_omp_version_programs ver cc outputs_var)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/omp${ver})
+  set(built)
+  foreach(prog IN LISTS OTM_OMP_PROGRAMS)
+    set(exe ${dir}/${prog})
+    add_custom_command(
+      OUTPUT ${exe}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
+      COMMAND ${cc} ${ARGN} -I${CMAKE_CURRENT_SOURCE_DIR}
+              ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c -o ${exe}
+      DEPENDS ${prog}.c omp_check.h
+      WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+      COMMENT "clang-${ver}: OpenMP offloading test ${prog}"
+      VERBATIM)
+    list(APPEND built ${exe})
+    add_test(NAME omp${ver}_${prog}
+             COMMAND sh ${driver} ${OTM_OMP_ARGS_${prog}} ${launcher} ${plugin_dir} ${exe}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(omp${ver}_${prog} PROPERTIES LABELS omp${ver} TIMEOUT 200)
+  endforeach()
+  set(${outputs_var} ${${outputs_var}} ${built} PARENT_SCOPE)
+endfunction()
