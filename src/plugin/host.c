@@ -34,6 +34,11 @@ int otm_host_start(otm_plugin *p)
 otm_device *otm_host_device(int32_t id)
 {
     otm_plugin *p = otm_plugin_host();
+    if (p && p->program_finalized) {
+        otm_plugin_log(OTM_LOG_ERROR, "device %d: the program's MPI_Finalize ended the "
+                       "devices; no target construct can run after it", (int)id);
+        return NULL;
+    }
     if (!p || id < 0 || id >= p->ndevices) {
         otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
         return NULL;

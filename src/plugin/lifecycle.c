@@ -12,6 +12,7 @@
  * The host's end: at the program's end (otm_host_end, from rtl.c), or as
  * soon as a region faulted or called exit() (otm_host_end_if_faulted).
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "../shell/trace.h"
 #include "otm/fault.h"
 #include "otm/output.h"
+#include "otm/pmpi.h"
 #include "plugin.h"
 
 #ifdef OTM_COVERAGE
@@ -102,6 +104,10 @@ static int start_mpi(otm_plugin *p)
                               inited ? "the program initialised MPI itself: request "
                                        "MPI_THREAD_MULTIPLE from MPI_Init_thread"
                                      : "use an MPI built with thread support"), -1;
+    /* The node's communicators, duplicated from MPI_COMM_WORLD, return
+     * errors; MPI_COMM_WORLD gets its handler back once they exist
+     * (keep_world_handler), for the program. */
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &p->world_errhandler);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
@@ -225,6 +231,84 @@ static _Noreturn void abort_job(void)
     end_process(1);
 }
 
+/* ---- the program's MPI (src/pmpi, otm/pmpi.h) -------------------------------- */
+
+static _Noreturn void end_job(otm_plugin *p, int status);
+
+/* The program's MPI_Finalize: the devices end in order, then MPI. */
+static int program_finalize(void)
+{
+    otm_plugin *p = instance;
+    p->program_finalized = 1;
+    otm_host_end(p);
+    int done = 0;
+    MPI_Finalized(&done);
+    return done ? MPI_SUCCESS : MPI_Finalize();
+}
+
+static _Noreturn void program_end_job(int status)
+{
+    end_job(instance, status);
+}
+
+static otm_pmpi_host program_mpi = {.finalize = program_finalize,
+                                    .end_job = program_end_job};
+
+/* The layer, when the launcher preloaded it, is in the global scope; this
+ * plugin, dlopen()ed by libomptarget, is not (it exports only
+ * __tgt_rtl_*), so the plugin hands the layer what it needs. */
+static otm_pmpi_attach_fn *program_mpi_layer(void)
+{
+    return (otm_pmpi_attach_fn *)(uintptr_t)dlsym(RTLD_DEFAULT, OTM_PMPI_ATTACH);
+}
+
+static void attach_program_mpi(otm_plugin *p)
+{
+    otm_pmpi_attach_fn *attach = program_mpi_layer();
+    program_mpi.size = p->node.size;
+    if (attach)
+        attach(&program_mpi);
+}
+
+static void detach_program_mpi(void)
+{
+    otm_pmpi_attach_fn *attach = program_mpi_layer();
+    if (attach)
+        attach(NULL);
+}
+
+/* A job of one rank has no devices: under the layer, the MPI the plugin
+ * initialised stays up for the program, whose own MPI_Init then succeeds;
+ * it is finalised by the program, else at the process's exit. */
+static int finalize_once(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    return done ? MPI_SUCCESS : MPI_Finalize();
+}
+
+static void finalize_at_exit(void)
+{
+    (void)finalize_once();
+}
+
+static _Noreturn void end_lone_job(int status)
+{
+    end_process(status);
+}
+
+/* 1 when the layer took MPI over for the program, 0 when there is none. */
+static int leave_mpi_to_program(void)
+{
+    static otm_pmpi_host lone = {.size = 1, .finalize = finalize_once,
+                                 .end_job = end_lone_job};
+    otm_pmpi_attach_fn *attach = program_mpi_layer();
+    if (!attach || atexit(finalize_at_exit))
+        return 0;
+    attach(&lone);
+    return 1;
+}
+
 static otm_plugin *start(void)
 {
     char err[256];
@@ -252,12 +336,13 @@ static otm_plugin *start(void)
     /* A job of one rank, or an MPI that cannot serve (said why): 0
      * devices, as for a program that holds MPI at a lower thread level. */
     if (start_mpi(p)) {
-        if (p->mpi_owned)
+        if (p->mpi_owned && !leave_mpi_to_program())
             MPI_Finalize();
         return free(p), NULL;
     }
     if (otm_node_init(&p->node, &p->settings.core, &h))
         abort_job();
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, p->world_errhandler);
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
     if (p->role == OTM_ROLE_HOST)
         otm_host_region_hooks(&p->node.hooks);
@@ -265,6 +350,8 @@ static otm_plugin *start(void)
     start_trace(p);
     if (p->role == OTM_ROLE_HOST && otm_host_start(p))
         abort_job();            /* the workers already serve: abort them */
+    if (p->role == OTM_ROLE_HOST)
+        attach_program_mpi(p);
     return p;
 }
 
@@ -342,6 +429,7 @@ void otm_host_end(otm_plugin *p)
 {
     if (p->node.life == OTM_LIFE_DONE)
         return;
+    detach_program_mpi();
     exit_workers(p);
     otm_plugin_trace_end(p);
     otm_host_release(p);
@@ -366,6 +454,12 @@ void otm_host_end_if_faulted(otm_plugin *p)
         return;
     otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
                    "with exit status %d", status);
+    end_job(p, status);
+}
+
+/* The job first (otm_host_end), then this process, with `status`. */
+static _Noreturn void end_job(otm_plugin *p, int status)
+{
     otm_host_end(p);
     end_process(status);
 }

@@ -99,6 +99,9 @@ typedef struct otm_plugin {
     struct otm_trace *trace;        /* spans and counters, or NULL (trace.h) */
     pthread_mutex_t lock;           /* the node's lock hook */
     int mpi_owned;                  /* we initialised MPI, we finalise it */
+    MPI_Errhandler world_errhandler;  /* MPI_COMM_WORLD's, the program's */
+    int program_finalized;          /* the program's MPI_Finalize ended the
+                                     * devices (src/pmpi) */
     int usm_requested;
     /* the program's registered descriptors (images.c) */
     pthread_mutex_t images_lock;

@@ -1,6 +1,6 @@
 # The programs of the `omp` label beyond OTM_OMP_PROGRAMS: offload
-# libraries (linked at start-up or dlopen()ed), C++, and the expected
-# failures. They are in lists of their own because tests/netns runs every
+# libraries (linked at start-up or dlopen()ed), C++, programs that call MPI
+# themselves, and the expected failures. They are in lists of their own because tests/netns runs every
 # program of OTM_OMP_PROGRAMS (and needs OTM_NETNS_MIN_<prog> for each); the
 # expected failures must never run there.
 #
@@ -10,8 +10,9 @@
 
 # otm_omp_more_tests(OUTDIR CC CXX LABEL PREFIX OUTPUTS_VAR FLAGS...)
 #   builds every program of OTM_OMP_MORE_PROGRAMS, OTM_OMP_LIB_PROGRAMS,
-#   OTM_OMP_CXX_PROGRAMS and OTM_OMP_FAULT_PROGRAMS into OUTDIR with CC (C++:
-#   CXX) and FLAGS, the libraries of a program of OTM_OMP_LIB_PROGRAMS
+#   OTM_OMP_CXX_PROGRAMS, OTM_OMP_MPI_PROGRAMS and OTM_OMP_FAULT_PROGRAMS
+#   into OUTDIR with CC (C++: CXX) and FLAGS (MPI programs: also
+#   OTM_OMP_MPI_FLAGS, the plugin's MPI), the libraries of a program of OTM_OMP_LIB_PROGRAMS
 #   (OTM_OMP_LINK_<prog>: linked, OTM_OMP_DLOPEN_<prog>: built next to it
 #   only) with FLAGS -fPIC -shared, as OUTDIR/lib<name>.so from <name>.c;
 #   registers test PREFIX<prog> with LABEL, run by ${driver} with
@@ -19,12 +20,14 @@
 #   default) and OTM_OMP_WORKDIR_<prog> as its directory (the build
 #   directory of tests/omp by default); appends the files built to
 #   OUTPUTS_VAR. CXX empty: each C++ program's test reports itself skipped.
+#   For each name V of OTM_OMP_VARIANTS_<prog>, one more test
+#   PREFIX<prog>_<V> runs the same program with OTM_TEST_VARIANT=V.
 function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
   set(flags ${ARGN})
   set(src ${CMAKE_CURRENT_SOURCE_DIR})
   set(built)
   foreach(prog IN LISTS OTM_OMP_MORE_PROGRAMS OTM_OMP_LIB_PROGRAMS OTM_OMP_CXX_PROGRAMS
-                        OTM_OMP_FAULT_PROGRAMS)
+                        OTM_OMP_MPI_PROGRAMS OTM_OMP_FAULT_PROGRAMS)
     set(exe ${outdir}/${prog})
     set(link)
     set(deps)
@@ -46,6 +49,9 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
         list(APPEND link -l${lib})
       endforeach()
       list(APPEND link -L${outdir} -Wl,-rpath,${outdir} -ldl)
+    endif()
+    if(prog IN_LIST OTM_OMP_MPI_PROGRAMS)
+      list(APPEND link ${OTM_OMP_MPI_FLAGS})
     endif()
 
     set(compiler ${cc})
@@ -82,6 +88,14 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
              COMMAND sh ${driver} ${OTM_OMP_ARGS_${prog}} ${launcher} ${plugin_dir} ${exe}
              WORKING_DIRECTORY ${workdir})
     set_tests_properties(${prefix}${prog} PROPERTIES LABELS ${label} TIMEOUT ${timeout})
+    foreach(variant IN LISTS OTM_OMP_VARIANTS_${prog})
+      add_test(NAME ${prefix}${prog}_${variant}
+               COMMAND sh ${driver} --env OTM_TEST_VARIANT=${variant} ${OTM_OMP_ARGS_${prog}}
+                       ${launcher} ${plugin_dir} ${exe}
+               WORKING_DIRECTORY ${workdir})
+      set_tests_properties(${prefix}${prog}_${variant} PROPERTIES LABELS ${label}
+                           TIMEOUT ${timeout})
+    endforeach()
   endforeach()
   set(${outputs_var} ${${outputs_var}} ${built} PARENT_SCOPE)
 endfunction()

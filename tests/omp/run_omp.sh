@@ -4,7 +4,8 @@
 #
 # usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
 #                   [--expect-fail REGEX [--expect-status N] | --expect-refusal REGEX]
-#                   [--stdout-check CMD] LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
+#                   [--stdout-check CMD] [--allow-stderr REGEX]
+#                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
 #                  devices) with OMPTARGET_MPI_LOG_LEVEL=info and fails if
@@ -41,6 +42,9 @@
 #                  runs the program (a bad setting): exit status 1 in time,
 #                  nothing on stdout, exactly one line of stderr matching
 #                  REGEX (one message for the whole job), no process left.
+#   --allow-stderr REGEX  lines of stderr matching REGEX (grep -E) are
+#                  expected (the program provokes them) and not reported as
+#                  other messages of the plugin.
 #   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
 #                  "sh /path/check_stdout.sh order") must exit with status 0,
 #                  FILE being the captured stdout; on failure its output is
@@ -60,7 +64,7 @@ ranks=3
 limit=120
 
 usage() {
-    sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,8p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -70,6 +74,7 @@ expect_regex=
 expect_status=
 expect_refusal=
 stdout_check=
+allow_stderr=
 while [ $# -gt 0 ]; do
     case $1 in
     --no-launcher) mode=plain; shift ;;
@@ -96,6 +101,9 @@ $2"
     --stdout-check)
         [ $# -ge 2 ] || usage
         stdout_check=$2; shift 2 ;;
+    --allow-stderr)
+        [ $# -ge 2 ] || usage
+        allow_stderr=$2; shift 2 ;;
     --) shift; break ;;
     -*) usage ;;
     *) break ;;
@@ -228,6 +236,11 @@ else
     # survived (e.g. a failed device-to-device copy that libomptarget redid
     # through the host): known messages and prefixes are removed from lines
     # that carry a prefix, and what remains is reported.
+    reported=$err
+    if [ -n "$allow_stderr" ]; then
+        reported=$tmp/stderr.reported
+        grep -Ev -- "$allow_stderr" "$err" >"$reported"
+    fi
     unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
         h
         s/rank 0: all [0-9]+ devices acknowledged the exit//g
@@ -238,7 +251,7 @@ else
             g
             p
         }
-    }' "$err"; grep -i 'libomptarget' "$err")
+    }' "$reported"; grep -i 'libomptarget' "$reported")
     if [ -n "$unexpected" ]; then
         problem "messages of the plugin or of libomptarget on stderr:
 $(printf '%s\n' "$unexpected" | sed 's/^/      /')"

@@ -249,6 +249,29 @@ cp -R -P "$build_plugin_dir" "$prefix/lib/omptarget-mpi"
 ln -s "$prefix/bin/omptarget-mpirun" "$tmp/elsewhere/omptarget-mpirun"
 want=$(cd "$prefix/lib/omptarget-mpi" && pwd -P)
 
+# The program's MPI layer beside the plugin's links: preloaded into the
+# job, before what LD_PRELOAD held; forwarded with -x by the Open MPI
+# flavour; printed by --print-env. Without it (below), no LD_PRELOAD.
+layer=$want/libomptarget-mpi-pmpi.so
+check "the build's plugin dir holds the program's MPI layer" \
+    test -f "$build_plugin_dir/libomptarget-mpi-pmpi.so"
+run -u LD_LIBRARY_PATH LD_PRELOAD=/orig/pre.so "$prefix/bin/omptarget-mpirun" --dry-run \
+    --mpiexec "$fake" ./app
+check "--dry-run shows LD_PRELOAD: the layer first, then what it held" \
+    out_is "LD_LIBRARY_PATH=$want" "LD_PRELOAD=$layer:/orig/pre.so" "$fake ./app"
+run -u LD_PRELOAD "$prefix/bin/omptarget-mpirun" --print-env
+check "--print-env exports LD_PRELOAD with the layer" \
+    has "$tmp/out" "export LD_PRELOAD=$layer"
+sed "s/^mpi_flavour=.*/mpi_flavour=openmpi/" "$prefix/bin/omptarget-mpirun" \
+    >"$prefix/bin/omptarget-mpirun-openmpi"
+chmod +x "$prefix/bin/omptarget-mpirun-openmpi"
+run -u LD_LIBRARY_PATH -u LD_PRELOAD "$prefix/bin/omptarget-mpirun-openmpi" --dry-run \
+    --mpiexec "$fake" ./app
+check "openmpi: -x LD_PRELOAD after the launcher mark" \
+    has "$tmp/out" "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x LD_PRELOAD ./app"
+rm -f "$prefix/lib/omptarget-mpi/libomptarget-mpi-pmpi.so"
+run -u LD_PRELOAD "$prefix/bin/omptarget-mpirun" --print-env
+check "... without the layer, no LD_PRELOAD" test "$(grep -c LD_PRELOAD "$tmp/out")" -eq 0
 for script in "$prefix/bin/omptarget-mpirun" "$tmp/elsewhere/omptarget-mpirun"; do
     (unset LD_LIBRARY_PATH; "$script" --dry-run --mpiexec "$fake" ./app \
         >"$tmp/out" 2>"$tmp/err")
