@@ -36,8 +36,8 @@ typedef struct otm_pmpi_host {
      * acknowledged), then finalises MPI. Returns an MPI error code. */
     int (*finalize)(void);
     /* A fatal MPI error of the program: ends the devices in order and the
-     * process with `status`. */
-    void (*end_job)(int status) __attribute__((noreturn));
+     * process with `status`; does not return. */
+    void (*end_job)(int status);
 } otm_pmpi_host;
 
 /* The layer's one entry point besides MPI's: attach (host != NULL, read

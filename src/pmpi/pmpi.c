@@ -84,6 +84,7 @@ static int program_error(const otm_pmpi_host *h, MPI_Comm comm, int code)
         say("omptarget-mpi: MPI_COMM_WORLD's error handler is MPI_ERRORS_ARE_FATAL: "
             "the job ends (status 1)\n");
         h->end_job(1);
+        return code;                /* not reached: end_job ends the process */
     }
     if (eh == MPI_ERRORS_RETURN)
         return code;

@@ -9,7 +9,8 @@
 #     libomptarget.rtl.x86_64.nextgen.so (LLVM 16, tried first), each a
 #     symlink that resolves to that plugin,
 #   - PREFIX/bin/omptarget-mpirun --dry-run -n 2 ./app puts the installed
-#     alias directory first in LD_LIBRARY_PATH, not the build tree's,
+#     alias directory first in LD_LIBRARY_PATH, not the build tree's, and
+#     preloads the installed program's MPI layer from it,
 #   - the CMake package (lib/cmake/omptarget-mpi/, used by
 #     check_downstream.sh) is installed.
 # Prints one TAP line per check; exits 1 if any failed.
@@ -53,8 +54,11 @@ check $? "the installed omptarget-mpirun --dry-run -n 2 ./app succeeds"
 first=$(printf '%s\n' "$dry" | sed -n '1s/^LD_LIBRARY_PATH=//p')
 [ "$first" = "$prefix/lib/omptarget-mpi" ]
 check $? "its LD_LIBRARY_PATH is the installed alias directory ($first)"
-printf '%s\n' "$dry" | sed -n '2p' | grep -q -- ' -n 2 \./app$'
-check $? "its command ends with '-n 2 ./app' ($(printf '%s\n' "$dry" | sed -n '2p'))"
+preload=$(printf '%s\n' "$dry" | sed -n '2s/^LD_PRELOAD=//p')
+[ "$preload" = "$prefix/lib/omptarget-mpi/libomptarget-mpi-pmpi.so" ] && [ -f "$preload" ]
+check $? "its LD_PRELOAD is the installed program's MPI layer ($preload)"
+printf '%s\n' "$dry" | sed -n '3p' | grep -q -- ' -n 2 \./app$'
+check $? "its command ends with '-n 2 ./app' ($(printf '%s\n' "$dry" | sed -n '3p'))"
 case $dry in
 *"$(cd "$build" && pwd -P)/lib/omptarget-mpi"*) false ;;
 *) true ;;
