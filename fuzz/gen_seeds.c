@@ -65,6 +65,7 @@ int main(int argc, char **argv)
     SEED("load-send", n.kind = OTM_KIND_LOAD, n.p.load.id = 3, n.p.load.entries = 8, n.p.load.frag = 4,
          n.p.load.inline_max = 64, n.flags = OTM_LOAD_SEND, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
     SEED("unload", n.kind = OTM_KIND_UNLOAD, n.p.unload.id = 1);
+    SEED("ping", n.kind = OTM_KIND_PING);
     SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = OTM_WIRE_VERSION + 1);
     SEED("bad-kind", n.kind = 99);
     SEED("sync-kind", n.kind = OTM_KIND_SYNC);

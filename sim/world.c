@@ -44,6 +44,8 @@ typedef struct rank_ctx {
     uint64_t out_pending, err_pending;  /* SIM_K_PRINT's output not taken */
     uint64_t out_next;      /* index of the next stdout byte printed */
     uint64_t out_taken;     /* index of the next stdout byte taken */
+    uint64_t sleep_id;      /* the SIM_K_SLEEP event the handler waits on */
+    uint64_t sleep_until;   /* ... until this virtual time */
 } rank_ctx;
 
 struct sim_world {
@@ -103,8 +105,8 @@ static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
     (void)teams, (void)threads;
     if (kernel == sim_kernel_addr(SIM_K_INC))
         return k_inc(args, nargs);
-    if (kernel == sim_kernel_addr(SIM_K_NOP))
-        return OTM_OK;
+    if (kernel == sim_kernel_addr(SIM_K_NOP) || kernel == sim_kernel_addr(SIM_K_SLEEP))
+        return OTM_OK;      /* SLEEP: its time passed before (kernel_sleeping) */
     if (kernel == sim_kernel_addr(SIM_K_FAULT)) {
         *fault = (otm_region_fault){.signo = 11, .code = 1, .addr = 0,
                                     .flags = OTM_EXEC_FAULTED};
@@ -621,6 +623,26 @@ static int queues_empty(const sim_world *w)
     return 1;
 }
 
+/* SIM_K_SLEEP runs for its first argument in virtual time: the handler of
+ * its rank does not take it before then, as a handler thread inside a long
+ * region takes nothing else. Returns the time it sleeps until, or 0. */
+static uint64_t kernel_sleeping(const sim_world *w, int rank)
+{
+    const otm_event *ev = w->nodes[rank]->kern_head;
+    rank_ctx *rc = (rank_ctx *)&w->ctx[rank];
+    if (!ev || ev->claimed || ev->p.execute.kernel != sim_kernel_addr(SIM_K_SLEEP) ||
+        ev->msg_len < OTM_WIRE_NOTIFY_SIZE + 8)
+        return 0;
+    if (rc->sleep_id != ev->id) {       /* first seen now: it starts now */
+        uint64_t ns = 0;
+        for (int i = 7; i >= 0; i--)
+            ns = (ns << 8) | ev->msg[OTM_WIRE_NOTIFY_SIZE + i];
+        rc->sleep_id = ev->id;
+        rc->sleep_until = w->now + ns;
+    }
+    return rc->sleep_until > w->now ? rc->sleep_until : 0;
+}
+
 /* An actor worth offering: awake, alive, and with something to do. */
 static int runnable(const sim_world *w, const actor *a)
 {
@@ -631,7 +653,7 @@ static int runnable(const sim_world *w, const actor *a)
     case A_QUEUE: return !otm_queue_empty(a->queue);
     case A_EXIT: return n->life == OTM_LIFE_EXITING && queues_empty(w);
     case A_GATE: return n->life != OTM_LIFE_DONE || n->data_head != NULL;
-    case A_HANDLER: return n->kern_head != NULL;
+    case A_HANDLER: return n->kern_head != NULL && !kernel_sleeping(w, a->rank);
     }
     return 0;
 }
@@ -923,18 +945,30 @@ static int anything_live(const sim_world *w)
     return 0;
 }
 
-/* Nothing can move: jump to the next delayed message, else by one timeout
- * period so that timeouts fire. Returns 0 when time cannot help. */
+/* Nothing can move: jump to the next delayed message, else by one tick so
+ * that timeouts fire. A tick is half a timeout, the nodes' finest period
+ * (a liveness probe's, src/core/liveness.c), and no jump is longer while
+ * something is live: a probe or a timeout due before a message delayed
+ * long must happen before it, as it would in real time. Returns 0 when
+ * time cannot help. */
 static int advance_time(sim_world *w, int *jumps)
 {
     uint64_t next = sim_net_next_release(w->net);
-    if (next != UINT64_MAX && next > w->now) {
+    for (int r = 1; r < w->nranks; r++) {
+        uint64_t until = rank_alive(w, r) ? kernel_sleeping(w, r) : 0;
+        if (until && until < next)
+            next = until;
+    }
+    uint64_t tick = w->cfg.node.timeout_ns / 2 ? w->cfg.node.timeout_ns / 2
+                                               : w->cfg.node.timeout_ns;
+    int live = anything_live(w);
+    if (next != UINT64_MAX && next > w->now && (!tick || !live || next - w->now <= tick)) {
         sim_world_advance(w, next - w->now);
         return 1;
     }
-    if (!w->cfg.node.timeout_ns || !anything_live(w) || ++*jumps > 64)
+    if (!tick || !live || ++*jumps > 128)
         return 0;
-    sim_world_advance(w, w->cfg.node.timeout_ns);
+    sim_world_advance(w, tick);
     return 1;
 }
 

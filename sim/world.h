@@ -92,6 +92,9 @@ typedef enum sim_kernel {
     SIM_K_FAULT,        /* dies as a NULL dereference would: SIGSEGV at 0 */
     SIM_K_PRINT,        /* args: length (literal): writes that many bytes
                          * sim_image_byte(i) to stdout, then "e\n" to stderr */
+    SIM_K_SLEEP,        /* args: ns (literal): runs that long in virtual
+                         * time; the worker's handler waits before it takes
+                         * it, its gate goes on meanwhile (a long region) */
     SIM_K_COUNT
 } sim_kernel;
 uint64_t sim_kernel_addr(sim_kernel k);

@@ -30,3 +30,6 @@ foreach(t IN LISTS _sim_tests)
 endforeach()
 set_tests_properties(valgrind_test_events PROPERTIES TIMEOUT 1800
   ENVIRONMENT "OTM_SIM_SEEDS=100;OTM_SIM_EXPLORE_MAX=10000")
+# test_liveness's enumeration (156,310 schedules natively) likewise.
+set_tests_properties(valgrind_test_liveness PROPERTIES
+  ENVIRONMENT "OTM_SIM_EXPLORE_MAX=10000")

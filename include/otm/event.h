@@ -40,6 +40,9 @@
  *   UNLOAD    id (of a LOAD); the worker waits until no kernel runs, then
  *             drops the image's entries and unloads it
  *   EXIT      none; the worker drains its events first, then acknowledges
+ *   PING      none; the worker's gate answers at once, whatever runs: the
+ *             liveness probe of a host event waiting for a kernel
+ *             (liveness.c), never the user's
  *   SYNC      host-local: finishes when the event it waits on has ended,
  *             FAILED with OTM_ERR_PEER if that one failed.
  */
@@ -172,6 +175,8 @@ struct otm_event {
     uint64_t moved;         /* fragments completed */
     uint64_t last_move;     /* clock value of its last progress (timeouts) */
     otm_event *target;      /* SYNC */
+    otm_event *probe;       /* origin waiting for a kernel: its PING */
+    uint64_t alive_at;      /* clock value of the last answer to a probe */
     MPI_Request req[OTM_SLOTS];
     uint64_t trace[3];      /* owned by the trace hook (otm/node.h) */
     uint16_t recv_mask;     /* which slots hold receives */

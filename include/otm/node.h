@@ -117,6 +117,11 @@ typedef struct otm_hooks {
                           size_t len);
     void (*region_fault)(void *ctx, int rank, uint64_t kernel,
                          const otm_region_fault *fault);
+    /* Host: worker `rank` did not answer a liveness probe while a kernel
+     * ran on it (src/core/liveness.c); from now on every event to it fails
+     * at once with OTM_ERR_UNRESPONSIVE, EXIT too. Called once per worker,
+     * on the thread that found it, with no core lock held. NULL: none. */
+    void (*worker_lost)(void *ctx, int rank);
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;
@@ -164,6 +169,10 @@ struct otm_node {
     /* host */
     otm_queue *queues;
     otm_event **exit_events;        /* one per worker while exiting */
+    otm_event *orphans;             /* probes whose event ended before them,
+                                     * run to their end (liveness.c) */
+    uint8_t *lost;                  /* by rank: workers that stopped answering
+                                     * a probe; events to them fail at once */
     int exit_failures;              /* workers that did not acknowledge */
     /* worker */
     otm_event *data_head, *data_tail;   /* run by the gate */

@@ -29,7 +29,12 @@
     X(OTM_ERR_BUSY, 16, "resource busy")                                      \
     X(OTM_ERR_KERNEL_FAULT, 17, "the target region faulted")                  \
     X(OTM_ERR_NO_IMAGE, 18, "the device does not hold this image")            \
-    X(OTM_ERR_DEVICE_FAILED, 19, "the device failed earlier")
+    X(OTM_ERR_DEVICE_FAILED, 19, "the device failed earlier")                 \
+    X(OTM_ERR_UNRESPONSIVE, 20, "the device stopped answering while a target " \
+      "region ran: no answer to a liveness probe within half of "              \
+      "OMPTARGET_MPI_TIMEOUT (its rank died or is stopped)")                   \
+    X(OTM_ERR_KERNEL_TIMEOUT, 21, "the target region ran longer than "         \
+      "OMPTARGET_MPI_KERNEL_TIMEOUT")
 
 typedef enum otm_status {
 #define OTM_STATUS_ENUM(name, value, text) name = value,

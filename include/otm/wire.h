@@ -107,6 +107,9 @@ typedef enum otm_kind {
     OTM_KIND_EXIT,
     OTM_KIND_LOAD,
     OTM_KIND_UNLOAD,
+    OTM_KIND_PING,          /* added in version 2 without a bump: an older
+                             * worker answers it as an unknown kind, which
+                             * is an answer all the same */
     OTM_KIND_END            /* one past the last valid kind */
 } otm_kind;
 

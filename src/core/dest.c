@@ -52,7 +52,8 @@ otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decod
     switch (ev->kind) {
     case OTM_KIND_ALLOC: case OTM_KIND_DELETE: case OTM_KIND_SUBMIT:
     case OTM_KIND_RETRIEVE: case OTM_KIND_EXCHANGE: case OTM_KIND_EXECUTE:
-    case OTM_KIND_EXIT: case OTM_KIND_LOAD: case OTM_KIND_UNLOAD: break;
+    case OTM_KIND_EXIT: case OTM_KIND_LOAD: case OTM_KIND_UNLOAD:
+    case OTM_KIND_PING: break;
     default: return OTM_ERR_BAD_KIND;
     }
     if (node->life != OTM_LIFE_RUNNING)
@@ -296,6 +297,7 @@ static int start(otm_node *node, otm_event *ev)
     case OTM_KIND_LOAD: return start_load(node, ev);
     case OTM_KIND_EXIT:
     case OTM_KIND_UNLOAD: ev->step = OTM_AT_DRAIN; return 1;
+    case OTM_KIND_PING: return to_reply(ev, OTM_OK);  /* alive: that is all */
     default: return to_reply(ev, OTM_ERR_BAD_KIND);
     }
 }

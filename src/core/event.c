@@ -175,7 +175,7 @@ const char *otm_kind_name(int kind)
 {
     static const char *const names[] = {
         "?", "ALLOC", "DELETE", "SUBMIT", "RETRIEVE", "EXCHANGE",
-        "EXECUTE", "SYNC", "EXIT", "LOAD", "UNLOAD"};
+        "EXECUTE", "SYNC", "EXIT", "LOAD", "UNLOAD", "PING"};
     return kind > 0 && kind < OTM_KIND_END ? names[kind] : "?";
 }
 

@@ -57,20 +57,6 @@ static otm_status check_op(const otm_node *node, const otm_op *op)
     return workers_ok ? OTM_OK : OTM_ERR_INVALID;
 }
 
-static otm_event *new_origin(otm_node *node, const otm_op *op, otm_status *st)
-{
-    otm_event *ev = otm__event_new(node, op->kind, OTM_ORIGIN);
-    *st = ev ? otm__origin_init(node, ev, op) : OTM_ERR_NOMEM;
-    if (ev && *st) {
-        ev->target = NULL;   /* the caller's reference was not taken yet */
-        otm__event_free(node, ev);
-        return NULL;
-    }
-    if (ev)
-        otm__trace_at(node, ev, OTM_TRACE_BEGIN);
-    return ev;
-}
-
 otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
                             otm_event **out)
 {
@@ -79,7 +65,7 @@ otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
         return OTM_ERR_SHUTDOWN;
     if (node->rank != 0 || op->kind == OTM_KIND_EXIT || check_op(node, op))
         return OTM_ERR_INVALID;
-    otm_event *ev = new_origin(node, op, &st);
+    otm_event *ev = otm__origin_new(node, op, &st);
     if (!ev)
         return st;
     otm__lock(node);
@@ -147,7 +133,7 @@ static int start_exit(otm_node *node)
     memset(node->exit_events, 0, sizeof(otm_event *) * (size_t)(workers + 1));
     for (int w = 0; w < workers; w++) {
         otm_op op = {.kind = OTM_KIND_EXIT, .rank = w + 1};
-        node->exit_events[w] = new_origin(node, &op, &st);
+        node->exit_events[w] = otm__origin_new(node, &op, &st);
         if (!node->exit_events[w])
             node->exit_failures++;   /* that worker never hears EXIT */
     }
@@ -164,6 +150,9 @@ int otm_host_exit_progress(otm_node *node)
             moved |= otm_queue_progress(node, q);
             pending |= !otm_queue_empty(q);
         }
+        /* Probes still running would outlive the workers' exit. */
+        moved |= otm__orphans_step(node);
+        pending |= otm__orphans_live(node);
         if (pending || !start_exit(node))
             return moved;
     }

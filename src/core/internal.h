@@ -209,6 +209,27 @@ void otm__runq_settle_kernel(otm_node *node, otm_event *ev);
 
 /* ---- origin.c, dest.c: the two halves ----------------------------------------- */
 
+/* A host event that waits for the worker's kernels (EXECUTE, UNLOAD) while
+ * it waits for its reply: bounded by KERNEL_TIMEOUT, probed for liveness. */
+static inline int otm__waits_for_kernel(const otm_event *ev)
+{
+    return (ev->kind == OTM_KIND_EXECUTE || ev->kind == OTM_KIND_UNLOAD) &&
+           ev->side == OTM_ORIGIN && ev->step == OTM_AT_REPLY;
+}
+
+/* 1 when the worker of `rank` stopped answering a liveness probe: lost for
+ * good (liveness.c marks it, the origin's start reads it). */
+static inline int otm__worker_lost(otm_node *node, int rank)
+{
+    otm__lock(node);
+    int lost = node->lost && rank > 0 && rank < node->size && node->lost[rank];
+    otm__unlock(node);
+    return lost;
+}
+
+/* A new origin event for `op`, its notification built and its trace begun;
+ * NULL with *st set when memory is short. */
+otm_event *otm__origin_new(otm_node *node, const otm_op *op, otm_status *st);
 /* Bytes of payload a notification of this origin event carries inline. */
 uint32_t otm__origin_inline_len(const otm_node *node, const otm_op *op);
 /* Fills the origin event from `op`; builds the notification buffer. */
@@ -228,5 +249,35 @@ void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
 /* One resume point of each half. Return 1 if moved. */
 int otm__origin_step(otm_node *node, otm_event *ev);
 int otm__dest_step(otm_node *node, otm_event *ev);
+
+/* ---- liveness.c: probes of a worker running a kernel -------------------------- */
+
+/* How long a probe may wait for its answer, and how long an event waiting
+ * for a kernel stays quiet before it probes: half of the timeout (0: no
+ * probes), so that a dead or stopped worker is found within one timeout of
+ * its last answer. */
+static inline uint64_t otm__probe_period(const otm_node *node)
+{
+    return node->cfg.timeout_ns / 2;
+}
+/* After each progress of the origin event `ev` (progress.c drives):
+ * begin hands the probe of an event no longer waiting for its kernel to
+ * the node's orphans, or starts a probe (a PING to its worker) when it has
+ * been quiet for a period; returns 1 if it did either. Once the probe
+ * ended, settle frees it and fails `ev` with OTM_ERR_UNRESPONSIVE when it
+ * got no answer, else notes the answer; returns 1. */
+int otm__probe_begin(otm_node *node, otm_event *ev);
+int otm__probe_settle(otm_node *node, otm_event *ev);
+/* The orphans: take one off the list (NULL: none), return it after a
+ * progress (freed when it ended: returns 1), and whether any is live. */
+otm_event *otm__orphan_take(otm_node *node);
+int otm__orphan_return(otm_node *node, otm_event *pr);
+int otm__orphans_live(otm_node *node);
+
+/* ---- progress.c ---------------------------------------------------------------- */
+
+/* Runs one orphaned probe a little further (the exit protocol runs them
+ * all to their end). Returns 1 if moved. */
+int otm__orphans_step(otm_node *node);
 
 #endif

@@ -91,6 +91,12 @@ otm_status otm_node_init(otm_node *node, const otm_config *cfg,
         st = make_comms(node);
     if (st == OTM_OK && node->rank == 0)
         st = make_tags(node);
+    if (st == OTM_OK && node->rank == 0) {
+        node->lost = otm__alloc(node, (size_t)node->size);
+        st = node->lost ? OTM_OK : OTM_ERR_NOMEM;
+        if (node->lost)
+            memset(node->lost, 0, (size_t)node->size);
+    }
     /* The host discards too: the output of a region it has no memory for. */
     if (st == OTM_OK) {
         node->sink = otm__alloc(node, OTM_SCRATCH_MAX);
@@ -148,6 +154,8 @@ void otm_node_fini(otm_node *node)
     }
     otm__free(node, node->exit_events);
     node->exit_events = NULL;
+    otm__free(node, node->lost);
+    node->lost = NULL;
     free_comms(node);
 }
 

@@ -106,6 +106,20 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     }
 }
 
+otm_event *otm__origin_new(otm_node *node, const otm_op *op, otm_status *st)
+{
+    otm_event *ev = otm__event_new(node, op->kind, OTM_ORIGIN);
+    *st = ev ? otm__origin_init(node, ev, op) : OTM_ERR_NOMEM;
+    if (ev && *st) {
+        ev->target = NULL;   /* the caller's reference was not taken yet */
+        otm__event_free(node, ev);
+        return NULL;
+    }
+    if (ev)
+        otm__trace_at(node, ev, OTM_TRACE_BEGIN);
+    return ev;
+}
+
 otm_status otm__origin_init(otm_node *node, otm_event *ev, const otm_op *op)
 {
     set_params(node, ev, op);
@@ -203,6 +217,12 @@ static otm_status post_start(otm_node *node, otm_event *ev)
 
 static int start(otm_node *node, otm_event *ev)
 {
+    /* A worker lost to a probe would never answer: no message, no wait. */
+    if (otm__worker_lost(node, ev->rank) ||
+        (ev->kind == OTM_KIND_EXCHANGE && otm__worker_lost(node, ev->peer))) {
+        otm__set_state(ev, OTM_RUNNING);
+        return otm__finish(node, ev, OTM_ERR_UNRESPONSIVE, 1);
+    }
     if (take_tag(node, ev) != OTM_OK)
         return 0;   /* stays CREATED; tags free up as events end */
     ev->reply_len = reply_capacity(ev);

@@ -6,13 +6,16 @@
  */
 #include "internal.h"
 
-/* A host EXECUTE waiting for its reply is waiting for the user's kernel,
- * which may rightly run for hours: it has a limit of its own. So has an
- * UNLOAD, which waits for the worker's kernels to end. */
-static int running_kernel(const otm_event *ev)
+/* A host EXECUTE or UNLOAD waiting for its reply waits for the user's
+ * kernels, which may rightly run for hours: KERNEL_TIMEOUT bounds it (its
+ * worker's liveness is probed meanwhile: liveness.c). A probe gets half the
+ * timeout, once it holds a tag (tags exhausted on the host say nothing of
+ * the worker). */
+static uint64_t limit_of(const otm_node *node, const otm_event *ev)
 {
-    return (ev->kind == OTM_KIND_EXECUTE || ev->kind == OTM_KIND_UNLOAD) &&
-           ev->side == OTM_ORIGIN && ev->step == OTM_AT_REPLY;
+    if (ev->kind == OTM_KIND_PING)
+        return ev->state == OTM_CREATED ? 0 : otm__probe_period(node);
+    return otm__waits_for_kernel(ev) ? node->cfg.kernel_timeout_ns : node->cfg.timeout_ns;
 }
 
 static int timed_out(otm_node *node, const otm_event *ev)
@@ -20,9 +23,32 @@ static int timed_out(otm_node *node, const otm_event *ev)
     if (ev->kind == OTM_KIND_SYNC || ev->step == OTM_AT_DRAIN ||
         ev->step == OTM_AT_CANCEL)
         return 0;
-    uint64_t limit = running_kernel(ev) ? node->cfg.kernel_timeout_ns
-                                        : node->cfg.timeout_ns;
+    uint64_t limit = limit_of(node, ev);
     return limit && otm__now(node) - ev->last_move >= limit;
+}
+
+int otm__orphans_step(otm_node *node)
+{
+    otm_event *pr = otm__orphan_take(node);
+    if (!pr)
+        return 0;
+    int moved = otm_event_progress(node, pr);
+    return otm__orphan_return(node, pr) | moved;
+}
+
+/* The liveness of an origin event waiting for a kernel (liveness.c), and
+ * one orphaned probe, after each progress of a host event. */
+static int live_step(otm_node *node, otm_event *ev)
+{
+    if (ev->side != OTM_ORIGIN || ev->kind == OTM_KIND_PING)
+        return 0;
+    int moved = otm__orphans_step(node) | otm__probe_begin(node, ev);
+    if (!ev->probe)
+        return moved;
+    moved |= otm_event_progress(node, ev->probe);
+    if (otm_event_ended(ev->probe))
+        moved |= otm__probe_settle(node, ev);
+    return moved;
 }
 
 /* Runs resume points until one has to wait. Returns 1 if anything moved. */
@@ -54,13 +80,20 @@ int otm_event_progress(otm_node *node, otm_event *ev)
     }
     if (run_steps(node, ev)) {
         ev->last_move = otm__now(node);
+        live_step(node, ev);
         return 1;
     }
+    int probed = live_step(node, ev);
     /* Only an event that could not move has timed out: a host that comes
      * back late to an answer already waiting takes the answer. */
-    if (otm_event_ended(ev) || !timed_out(node, ev))
-        return 0;
-    otm__event_fail(node, ev, OTM_ERR_TIMEOUT);
+    if (otm_event_ended(ev) || !timed_out(node, ev)) {
+        if (probed && ev->step == OTM_AT_CANCEL)
+            run_steps(node, ev);        /* its probe failed it: unresponsive */
+        return probed;
+    }
+    otm__event_fail(node, ev, otm__waits_for_kernel(ev) ? OTM_ERR_KERNEL_TIMEOUT
+                                                        : OTM_ERR_TIMEOUT);
     run_steps(node, ev);
+    live_step(node, ev);                /* failed: its probe goes on alone */
     return 1;
 }
