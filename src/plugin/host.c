@@ -104,6 +104,16 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
         fclose(maps);
 }
 
+/* The status the job ends with, and why (otm_host_end_if_faulted says
+ * it); the first one wins. */
+static void end_with(otm_plugin *p, int status, const char *why)
+{
+    int none = 0;
+    if (__atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&p->end_why, why, __ATOMIC_RELEASE);
+}
+
 /* Called on the thread that ends the faulted EXECUTE: reports it and marks
  * the device failed, so that every later call on it fails at once. */
 static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
@@ -131,15 +141,26 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     /* As in one process: exit(N) ends the program with N, a fatal signal
      * kills it (a shell reports 128 + the signal). First one wins. */
     int status = f->flags & OTM_EXEC_EXITED ? f->exit_status & 0xff : 128 + (f->signo & 0x7f);
-    int none = 0;
-    __atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
+    end_with(p, status, "the target region ended the program");
+}
+
+/* A worker lost to a liveness probe (the core's worker_lost hook): the
+ * device is said lost at once, and the job ends in order as after a fault
+ * (libomptarget would end the program at the failed region anyway); the
+ * lost worker gets no EXIT, so the host aborts the job, which takes the
+ * stopped or dead rank down too. */
+static void worker_lost(void *ctx, int rank)
+{
+    otm_plugin *p = ctx;
+    otm_host_device_lost(p, rank);
+    end_with(p, 1, "a device stopped answering");
 }
 
 void otm_host_region_hooks(otm_hooks *h)
 {
     h->region_output = region_output;
     h->region_fault = region_fault;
+    h->worker_lost = worker_lost;
 }
 
 otm_pqueue *otm_pqueue_new(otm_plugin *p)
@@ -305,10 +326,36 @@ static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_ev
     return st;
 }
 
+/* A device that stopped answering while a region ran on it (the core's
+ * liveness probes, DESIGN.md §5): said once, with its rank, and marked
+ * failed, so that later calls on it fail at once instead of each waiting
+ * for its own timeout. */
+void otm_host_device_lost(otm_plugin *p, int rank)
+{
+    if (rank < 1 || rank > p->ndevices)
+        return;
+    otm_device *d = &p->devices[rank - 1];
+    pthread_mutex_lock(&p->lock);
+    int first = !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+    if (first) {
+        snprintf(d->failure, sizeof d->failure, "stopped answering while a target "
+                 "region ran on it: no answer to a liveness probe within %llu ms (half "
+                 "of OMPTARGET_MPI_TIMEOUT); its rank died or is stopped",
+                 (unsigned long long)(p->settings.core.timeout_ns / 2000000));
+        __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (first)
+        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+                       d->failure);
+}
+
 static int32_t report(otm_plugin *p, const otm_op *op, const char *what, otm_status st)
 {
     if (st == OTM_OK)
         return OFFLOAD_SUCCESS;
+    if (st == OTM_ERR_UNRESPONSIVE)
+        otm_host_device_lost(p, op->rank);
     otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
                    otm_status_text(st));
     otm_host_end_if_faulted(p);

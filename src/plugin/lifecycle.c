@@ -443,8 +443,8 @@ void otm_host_end(otm_plugin *p)
     otm_node_release(&p->node);
 }
 
-/* Here rather than beside region_fault (host.c), which only records the
- * status: this is the other way the host's process ends, the job first
+/* Here rather than beside region_fault and worker_lost (host.c), which
+ * only record the status: this is the other way the host's process ends, the job first
  * (otm_host_end), then the process with _exit, as the region would have
  * ended it in one process. */
 void otm_host_end_if_faulted(otm_plugin *p)
@@ -452,8 +452,9 @@ void otm_host_end_if_faulted(otm_plugin *p)
     int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
     if (status < 0)
         return;
-    otm_plugin_log(OTM_LOG_ERROR, "the target region ended the program: the job ends "
-                   "with exit status %d", status);
+    const char *why = __atomic_load_n(&p->end_why, __ATOMIC_ACQUIRE);
+    otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d",
+                   why ? why : "the target region ended the program", status);
     end_job(p, status);
 }
 

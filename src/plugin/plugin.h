@@ -114,6 +114,7 @@ typedef struct otm_plugin {
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
+    const char *end_why;            /* why the job ends (end_status) */
     int end_status;                 /* 1 + the status a region ended the
                                      * program with, 0: none (atomic) */
     /* worker */
@@ -215,6 +216,10 @@ void otm_host_release(otm_plugin *p);
 /* The device, or NULL (logged) for a bad id, a process without devices or
  * a device that failed. */
 otm_device *otm_host_device(int32_t id);
+/* Worker `rank` stopped answering while a region ran on it (a call ended
+ * with OTM_ERR_UNRESPONSIVE): said once, with its device and rank, and the
+ * device marked failed, so that later calls on it fail at once. */
+void otm_host_device_lost(otm_plugin *p, int rank);
 /* The node's hooks of the host: the regions' output to stdout/stderr, and
  * their faults reported and their device marked failed. */
 void otm_host_region_hooks(otm_hooks *h);

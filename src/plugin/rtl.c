@@ -503,6 +503,8 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     otm_status st = otm_pqueue_wait(p, q);
     ai->Queue = NULL;
     otm_pqueue_unref(p, q);
+    if (st == OTM_ERR_UNRESPONSIVE)
+        otm_host_device_lost(p, id + 1);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otm_host_end_if_faulted(p);
@@ -528,6 +530,8 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
         return OFFLOAD_SUCCESS;
     ai->Queue = NULL;
     otm_pqueue_unref(p, q);
+    if (st == OTM_ERR_UNRESPONSIVE)
+        otm_host_device_lost(p, id + 1);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otm_host_end_if_faulted(p);

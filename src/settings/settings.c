@@ -88,8 +88,10 @@ typedef enum kind {
       "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
       "bare number = ms; 0 = never",                                          \
       "An operation that makes no progress for this long fails instead of "   \
-      "hanging (a running kernel is bounded by KERNEL_TIMEOUT instead); 0 "   \
-      "waits forever.")                                                       \
+      "hanging; while a region runs, its device is probed every half of it, " \
+      "so a device rank that died or is stopped is found within about this "  \
+      "long (the region's own length is bounded by KERNEL_TIMEOUT); 0 waits " \
+      "forever and probes nothing.")                                          \
     X(KERNEL_TIMEOUT, NULL, K_DURATION,                                       \
       0, TIMEOUT_MAX, core.kernel_timeout_ns, "0",                            \
       "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
