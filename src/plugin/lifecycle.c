@@ -130,7 +130,7 @@ static void device_map(otm_plugin *p)
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
     gethostname(me.host, sizeof me.host - 1);
     if (p->node.rank == 0)
-        all = calloc((size_t)p->node.size, sizeof *all);
+        all = otm_plugin_calloc((size_t)p->node.size, sizeof *all);
     int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
     if (all && rc == MPI_SUCCESS && p->settings.info) {
@@ -140,7 +140,7 @@ static void device_map(otm_plugin *p)
             otm_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
                            all[r].host, (long long)all[r].pid);
     }
-    free(all);
+    otm_plugin_free(all);
 }
 
 /* The ranks leave a barrier at nearly the same instant (within about one
@@ -312,7 +312,7 @@ static int leave_mpi_to_program(void)
 static otm_plugin *start(void)
 {
     char err[256];
-    otm_plugin *p = calloc(1, sizeof *p);
+    otm_plugin *p = otm_plugin_calloc(1, sizeof *p);
     if (!p)
         return NULL;
     pthread_mutex_init(&p->lock, NULL);
@@ -324,13 +324,13 @@ static otm_plugin *start(void)
         if (launched)
             refuse_job(p, err);
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     otm_plugin_log_level(p->settings.log_level);
     if (!launched) {
         otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     otm_hooks h = hooks_for(p);
     /* A job of one rank, or an MPI that cannot serve (said why): 0
@@ -338,7 +338,7 @@ static otm_plugin *start(void)
     if (start_mpi(p)) {
         if (p->mpi_owned && !leave_mpi_to_program())
             MPI_Finalize();
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     if (otm_node_init(&p->node, &p->settings.core, &h))
         abort_job();
@@ -438,6 +438,7 @@ void otm_host_end(otm_plugin *p)
     if (p->node.exit_failures)
         MPI_Abort(MPI_COMM_WORLD, 1);
     otm_node_fini(&p->node);
+    otm_plugin_alloc_report();
     if (p->mpi_owned)
         MPI_Finalize();
     otm_node_release(&p->node);
@@ -505,6 +506,7 @@ void otm_worker_end(otm_plugin *p)
     otm_output_stop(p->output);
     p->output = NULL;
     otm_plugin_log_to(2);
+    otm_plugin_alloc_report();
     /* Tests read this line to know every worker really finished. */
     otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);

@@ -10,6 +10,7 @@
  *
  * The files, and what each declares below:
  *   rtl.c        the __tgt_rtl_* entry points (abi.h), the only exports
+ *   alloc.c      the plugin's own memory, and its test hook
  *   lifecycle.c  the instance's start, the host's end, the worker's begin
  *                and end
  *   log.c        the plugin's lines on stderr
@@ -152,6 +153,26 @@ void otm_worker_begin(otm_plugin *p);
  * MPI_Finalize, the regions' last output; then _exit, with 1 when
  * MPI_Finalize failed. */
 void otm_worker_end(otm_plugin *p) __attribute__((noreturn));
+
+/* ---- the plugin's own memory (alloc.c) ---- */
+
+/* Every allocation of src/plugin goes through these four (the core's go
+ * through the node's hooks, the device's and the shell's are their own).
+ * They are malloc, calloc, realloc and free of libc, but for the test hook
+ * OTM_TEST_FAIL_ALLOC (alloc.c, docs/testing.md): it makes the Nth
+ * allocation of one process return NULL, once, as libc would when memory
+ * is short (a failed realloc leaves ptr as it was). So every caller checks
+ * for NULL and fails cleanly: an entry point returns OFFLOAD_FAIL or NULL
+ * with one line saying out of memory, a worker replies OTM_ERR_NOMEM, and
+ * a failure at start-up gives 0 devices or aborts the job. Thread-safe. */
+void *otm_plugin_malloc(size_t size);
+void *otm_plugin_calloc(size_t n, size_t size);
+void *otm_plugin_realloc(void *ptr, size_t size);
+void otm_plugin_free(void *ptr);
+/* With the test hook set for this process, one line saying how many
+ * allocations it made (the tests sweep N over them); nothing otherwise.
+ * Called where a process ends: the host's end, the worker's. */
+void otm_plugin_alloc_report(void);
 
 /* ---- the plugin's lines on stderr (log.c) ---- */
 

@@ -205,13 +205,13 @@ static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, const void *i
 {
     if (d->nloaded == d->loaded_cap) {
         size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
-        otm_hosted **grown = realloc(d->loaded, cap * sizeof *grown);
+        otm_hosted **grown = otm_plugin_realloc(d->loaded, cap * sizeof *grown);
         if (!grown)
             return NULL;
         d->loaded = grown;
         d->loaded_cap = cap;
     }
-    otm_hosted *h = calloc(1, sizeof *h);
+    otm_hosted *h = otm_plugin_calloc(1, sizeof *h);
     if (h) {
         *h = (otm_hosted){.desc = desc, .image = image, .id = id};
         d->loaded[d->nloaded++] = h;
@@ -225,7 +225,7 @@ static __tgt_target_table *make_table(otm_hosted *h, const __tgt_device_image *i
                                       const otm_entry *got, uint64_t n)
 {
     __tgt_target_table *t = &h->table;
-    t->EntriesBegin = calloc(n ? n : 1, sizeof *t->EntriesBegin);
+    t->EntriesBegin = otm_plugin_calloc(n ? n : 1, sizeof *t->EntriesBegin);
     if (!t->EntriesBegin)
         return NULL;
     for (uint64_t i = 0; i < n; i++) {
@@ -276,7 +276,7 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
     pthread_mutex_lock(&p->images_lock);
     uint64_t load = ++p->next_load;
     pthread_mutex_unlock(&p->images_lock);
-    otm_entry *e = calloc(n ? n : 1, sizeof *e);
+    otm_entry *e = otm_plugin_calloc(n ? n : 1, sizeof *e);
     otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
     __tgt_target_table *t = NULL;
     otm_hosted *h = NULL;
@@ -287,7 +287,7 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
     else
         otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
                        otm_status_text(st ? st : OTM_ERR_NOMEM));
-    free(e);
+    otm_plugin_free(e);
     return t;
 }
 
@@ -302,8 +302,8 @@ static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
         if (!d->failed && otm_host_run_op(p, &op))
             otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
                            d->rank - 1);
-        free(h->table.EntriesBegin);
-        free(h);
+        otm_plugin_free(h->table.EntriesBegin);
+        otm_plugin_free(h);
         d->loaded[i] = d->loaded[--d->nloaded];
     }
 }
@@ -426,8 +426,8 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
         return OFFLOAD_FAIL;
     if (!entry || nargs < 0 || (nargs > 0 && !args))
         return fail("%s on device %d: bad kernel or arguments", "run_target_region", id);
-    uint64_t *vals = calloc((size_t)nargs + 1, sizeof *vals);
-    int64_t *offs = calloc((size_t)nargs + 1, sizeof *offs);
+    uint64_t *vals = otm_plugin_calloc((size_t)nargs + 1, sizeof *vals);
+    int64_t *offs = otm_plugin_calloc((size_t)nargs + 1, sizeof *offs);
     int32_t rc = OFFLOAD_FAIL;
     if (vals && offs) {
         for (int32_t i = 0; i < nargs; i++) {
@@ -441,8 +441,8 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
                      .threads = (uint64_t)(threads > 0 ? threads : 0)};
         rc = otm_host_submit_op(otm_plugin_host(), &op, ai, "run_target_region");
     }
-    free(vals);
-    free(offs);
+    otm_plugin_free(vals);
+    otm_plugin_free(offs);
     return rc;
 }
 
@@ -542,7 +542,7 @@ int32_t __tgt_rtl_create_event(int32_t id, void **event)
         return OFFLOAD_FAIL;
     if (!event)
         return fail("%s on device %d: NULL event", "create_event", id);
-    *event = calloc(1, sizeof(otm_pevent));
+    *event = otm_plugin_calloc(1, sizeof(otm_pevent));
     return *event ? OFFLOAD_SUCCESS : OFFLOAD_FAIL;
 }
 
@@ -624,7 +624,7 @@ int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
     if (!event)
         return fail("%s on device %d: NULL event", "destroy_event", id);
     pevent_clear(p, event);
-    free(event);
+    otm_plugin_free(event);
     return OFFLOAD_SUCCESS;
 }
 
