@@ -125,12 +125,18 @@ typedef struct rank_card {
     int64_t pid;
 } rank_card;
 
+static _Noreturn void abort_job(void);
+
 static void device_map(otm_plugin *p)
 {
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
     gethostname(me.host, sizeof me.host - 1);
-    if (p->node.rank == 0)
-        all = otm_plugin_calloc((size_t)p->node.size, sizeof *all);
+    /* The other ranks are in the gather already, which needs the buffer. */
+    if (p->node.rank == 0 &&
+        !(all = otm_plugin_calloc((size_t)p->node.size, sizeof *all))) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
+        abort_job();
+    }
     int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
     if (all && rc == MPI_SUCCESS && p->settings.info) {
@@ -217,12 +223,16 @@ static _Noreturn void refuse_job(otm_plugin *p, const char *why)
     end_process(1);
 }
 
-/* A rank that cannot take its part once the job's MPI is up (its node did
- * not start): returning would run main here, and the others wait in the
- * set-up's collectives, so the job is aborted. */
+/* A rank that cannot take its part in a launched job (its node did not
+ * start, memory was short): returning would run main here, and the others
+ * wait in the set-up's collectives, so the job is aborted. Before MPI is
+ * up (no memory for the instance) it is initialised for MPI_Abort. */
 static _Noreturn void abort_job(void)
 {
-    int rank = -1;
+    int rank = -1, inited = 0, provided = 0;
+    MPI_Initialized(&inited);
+    if (!inited)
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     otm_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
                    "(status 1)", rank);
@@ -309,12 +319,25 @@ static int leave_mpi_to_program(void)
     return 1;
 }
 
+/* No memory for the instance itself: 0 devices, or in a launched job,
+ * where this rank may be a device and must not run the program, the job
+ * is aborted. */
+static otm_plugin *no_memory_at_start(void)
+{
+    int launched = under_launcher();
+    otm_plugin_log(OTM_LOG_ERROR, "out of memory at start-up%s",
+                   launched ? "" : "; 0 devices");
+    if (launched)
+        abort_job();
+    return NULL;
+}
+
 static otm_plugin *start(void)
 {
     char err[256];
     otm_plugin *p = otm_plugin_calloc(1, sizeof *p);
     if (!p)
-        return NULL;
+        return no_memory_at_start();
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
@@ -348,8 +371,11 @@ static otm_plugin *start(void)
         otm_host_region_hooks(&p->node.hooks);
     device_map(p);
     start_trace(p);
-    if (p->role == OTM_ROLE_HOST && otm_host_start(p))
+    if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for its %d device(s)",
+                       p->node.size - 1);
         abort_job();            /* the workers already serve: abort them */
+    }
     if (p->role == OTM_ROLE_HOST)
         attach_program_mpi(p);
     return p;

@@ -123,8 +123,13 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
 
 void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind)
 {
-    if (kind == TARGET_ALLOC_HOST)
-        return alloc_pinned(p, size);
+    if (kind == TARGET_ALLOC_HOST) {
+        void *ptr = alloc_pinned(p, size);
+        if (!ptr)
+            otm_plugin_log(OTM_LOG_ERROR, "data_alloc of %lld host-pinned bytes on device "
+                           "%d failed: out of memory", (long long)size, d->rank - 1);
+        return ptr;
+    }
     int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
     uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
     if (addr) {

@@ -215,8 +215,10 @@ int otm_startup_registrations(void);
 
 /* data_alloc of size >= 0 bytes of a kind other than shared on device d:
  * host-pinned memory (TARGET_ALLOC_HOST), a freed allocation of the same
- * size from d's pool, or a new one (ALLOC). NULL when memory is short or
- * the ALLOC failed (that one logged). */
+ * size from d's pool, or a new one (ALLOC). NULL, with the reason
+ * logged, when memory is short or the ALLOC failed. When there is no
+ * memory to remember a pooled allocation, it is not pooled (its delete is
+ * real). */
 void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind);
 /* data_delete of tgt (not NULL) on device d: frees host-pinned memory,
  * keeps a pooled size in d's pool, else deletes it on the device. A
