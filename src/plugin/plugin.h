@@ -3,10 +3,12 @@
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
  * process (the only mutable global of the production code besides the log
- * level and descriptor of log.c), created on the first call and torn down
- * at unregister_lib (libomptarget 14) or deinit_plugin (16, which calls it
- * first). Everything else hangs off it: the settings, this rank's otm_node,
- * and per role the host's devices or the worker's loaded images.
+ * level and descriptor of log.c and the test hook's count of alloc.c,
+ * which must exist before the instance does), created on the first call
+ * and torn down at unregister_lib (libomptarget 14) or deinit_plugin (16,
+ * which calls it first). Everything else hangs off it: the settings, this
+ * rank's otm_node, and per role the host's devices or the worker's loaded
+ * images.
  *
  * The files, and what each declares below:
  *   rtl.c        the __tgt_rtl_* entry points (abi.h), the only exports
