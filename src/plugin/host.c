@@ -23,7 +23,7 @@
 int otm_host_start(otm_plugin *p)
 {
     p->ndevices = p->node.size - 1;
-    p->devices = calloc((size_t)p->ndevices, sizeof *p->devices);
+    p->devices = otm_plugin_calloc((size_t)p->ndevices, sizeof *p->devices);
     if (!p->devices)
         return -1;
     for (int i = 0; i < p->ndevices; i++)
@@ -165,7 +165,7 @@ void otm_host_region_hooks(otm_hooks *h)
 
 otm_pqueue *otm_pqueue_new(otm_plugin *p)
 {
-    otm_pqueue *q = calloc(1, sizeof *q);
+    otm_pqueue *q = otm_plugin_calloc(1, sizeof *q);
     if (!q)
         return NULL;
     pthread_mutex_init(&q->lock, NULL);
@@ -190,10 +190,10 @@ void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
         return;
     for (size_t i = 0; i < q->nwaits; i++)
         otm_pqueue_unref(p, q->waits[i]);
-    free(q->waits);
+    otm_plugin_free(q->waits);
     otm_queue_fini(&p->node, &q->q);
     pthread_mutex_destroy(&q->lock);
-    free(q);
+    otm_plugin_free(q);
 }
 
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
@@ -206,7 +206,7 @@ int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
             return pthread_mutex_unlock(&q->lock), 0;
     if (q->nwaits == q->waits_cap) {
         size_t cap = q->waits_cap ? 2 * q->waits_cap : 4;
-        otm_pqueue **grown = realloc(q->waits, cap * sizeof *grown);
+        otm_pqueue **grown = otm_plugin_realloc(q->waits, cap * sizeof *grown);
         if (!grown)
             return pthread_mutex_unlock(&q->lock), -1;
         q->waits = grown;
@@ -414,12 +414,12 @@ void otm_host_release(otm_plugin *p)
     for (int d = 0; d < p->ndevices; d++) {
         otm_device *dev = &p->devices[d];
         for (size_t i = 0; i < dev->nloaded; i++) {
-            free(dev->loaded[i]->table.EntriesBegin);
-            free(dev->loaded[i]);
+            otm_plugin_free(dev->loaded[i]->table.EntriesBegin);
+            otm_plugin_free(dev->loaded[i]);
         }
-        free(dev->loaded);
+        otm_plugin_free(dev->loaded);
     }
-    free(p->devices);
+    otm_plugin_free(p->devices);
     /* Later calls (libomptarget 16 still calls deinit_device) find no
      * device rather than freed memory. */
     p->devices = NULL;

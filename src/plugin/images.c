@@ -28,7 +28,7 @@ int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc)
             n = (int)p->ndescs;
     if (n < 0 && p->ndescs == p->descs_cap) {
         size_t cap = p->descs_cap ? 2 * p->descs_cap : 8;
-        __tgt_bin_desc **grown = realloc(p->descs, cap * sizeof *grown);
+        __tgt_bin_desc **grown = otm_plugin_realloc(p->descs, cap * sizeof *grown);
         if (grown) {
             p->descs = grown;
             p->descs_cap = cap;
@@ -53,7 +53,7 @@ int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc)
         n = (int)--p->ndescs;
     }
     if (p->ndescs == 0) {       /* the program is ending */
-        free(p->descs);
+        otm_plugin_free(p->descs);
         p->descs = NULL;
         p->descs_cap = 0;
     }

@@ -125,12 +125,18 @@ typedef struct rank_card {
     int64_t pid;
 } rank_card;
 
+static _Noreturn void abort_job(void);
+
 static void device_map(otm_plugin *p)
 {
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
     gethostname(me.host, sizeof me.host - 1);
-    if (p->node.rank == 0)
-        all = calloc((size_t)p->node.size, sizeof *all);
+    /* The other ranks are in the gather already, which needs the buffer. */
+    if (p->node.rank == 0 &&
+        !(all = otm_plugin_calloc((size_t)p->node.size, sizeof *all))) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
+        abort_job();
+    }
     int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
     if (all && rc == MPI_SUCCESS && p->settings.info) {
@@ -140,7 +146,7 @@ static void device_map(otm_plugin *p)
             otm_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
                            all[r].host, (long long)all[r].pid);
     }
-    free(all);
+    otm_plugin_free(all);
 }
 
 /* The ranks leave a barrier at nearly the same instant (within about one
@@ -217,12 +223,16 @@ static _Noreturn void refuse_job(otm_plugin *p, const char *why)
     end_process(1);
 }
 
-/* A rank that cannot take its part once the job's MPI is up (its node did
- * not start): returning would run main here, and the others wait in the
- * set-up's collectives, so the job is aborted. */
+/* A rank that cannot take its part in a launched job (its node did not
+ * start, memory was short): returning would run main here, and the others
+ * wait in the set-up's collectives, so the job is aborted. Before MPI is
+ * up (no memory for the instance) it is initialised for MPI_Abort. */
 static _Noreturn void abort_job(void)
 {
-    int rank = -1;
+    int rank = -1, inited = 0, provided = 0;
+    MPI_Initialized(&inited);
+    if (!inited)
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     otm_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
                    "(status 1)", rank);
@@ -309,12 +319,25 @@ static int leave_mpi_to_program(void)
     return 1;
 }
 
+/* No memory for the instance itself: 0 devices, or in a launched job,
+ * where this rank may be a device and must not run the program, the job
+ * is aborted. */
+static otm_plugin *no_memory_at_start(void)
+{
+    int launched = under_launcher();
+    otm_plugin_log(OTM_LOG_ERROR, "out of memory at start-up%s",
+                   launched ? "" : "; 0 devices");
+    if (launched)
+        abort_job();
+    return NULL;
+}
+
 static otm_plugin *start(void)
 {
     char err[256];
-    otm_plugin *p = calloc(1, sizeof *p);
+    otm_plugin *p = otm_plugin_calloc(1, sizeof *p);
     if (!p)
-        return NULL;
+        return no_memory_at_start();
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
@@ -324,13 +347,13 @@ static otm_plugin *start(void)
         if (launched)
             refuse_job(p, err);
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     otm_plugin_log_level(p->settings.log_level);
     if (!launched) {
         otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     otm_hooks h = hooks_for(p);
     /* A job of one rank, or an MPI that cannot serve (said why): 0
@@ -338,7 +361,7 @@ static otm_plugin *start(void)
     if (start_mpi(p)) {
         if (p->mpi_owned && !leave_mpi_to_program())
             MPI_Finalize();
-        return free(p), NULL;
+        return otm_plugin_free(p), NULL;
     }
     if (otm_node_init(&p->node, &p->settings.core, &h))
         abort_job();
@@ -348,8 +371,11 @@ static otm_plugin *start(void)
         otm_host_region_hooks(&p->node.hooks);
     device_map(p);
     start_trace(p);
-    if (p->role == OTM_ROLE_HOST && otm_host_start(p))
+    if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for its %d device(s)",
+                       p->node.size - 1);
         abort_job();            /* the workers already serve: abort them */
+    }
     if (p->role == OTM_ROLE_HOST)
         attach_program_mpi(p);
     return p;
@@ -438,6 +464,7 @@ void otm_host_end(otm_plugin *p)
     if (p->node.exit_failures)
         MPI_Abort(MPI_COMM_WORLD, 1);
     otm_node_fini(&p->node);
+    otm_plugin_alloc_report();
     if (p->mpi_owned)
         MPI_Finalize();
     otm_node_release(&p->node);
@@ -506,6 +533,7 @@ void otm_worker_end(otm_plugin *p)
     otm_output_stop(p->output);
     p->output = NULL;
     otm_plugin_log_to(2);
+    otm_plugin_alloc_report();
     /* Tests read this line to know every worker really finished. */
     otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);

@@ -23,11 +23,11 @@
 
 static void *alloc_pinned(otm_plugin *p, int64_t size)
 {
-    void *ptr = malloc(size ? (size_t)size : 1);
+    void *ptr = otm_plugin_malloc(size ? (size_t)size : 1);
     pthread_mutex_lock(&p->pool_lock);
     if (ptr && p->npinned == p->pinned_cap) {
         size_t cap = p->pinned_cap ? 2 * p->pinned_cap : 16;
-        void **grown = realloc(p->pinned, cap * sizeof *grown);
+        void **grown = otm_plugin_realloc(p->pinned, cap * sizeof *grown);
         if (grown) {
             p->pinned = grown;
             p->pinned_cap = cap;
@@ -36,7 +36,7 @@ static void *alloc_pinned(otm_plugin *p, int64_t size)
     if (ptr && p->npinned < p->pinned_cap)
         p->pinned[p->npinned++] = ptr;
     else if (ptr)
-        free(ptr), ptr = NULL;
+        otm_plugin_free(ptr), ptr = NULL;
     pthread_mutex_unlock(&p->pool_lock);
     return ptr;
 }
@@ -53,7 +53,7 @@ static int free_pinned(otm_plugin *p, void *ptr)
     }
     pthread_mutex_unlock(&p->pool_lock);
     if (found)
-        free(ptr);
+        otm_plugin_free(ptr);
     return found;
 }
 
@@ -67,7 +67,7 @@ static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
             otm_pool_entry *hit = *e;
             *e = hit->next;
             addr = hit->addr;
-            free(hit);
+            otm_plugin_free(hit);
             break;
         }
     }
@@ -80,7 +80,7 @@ static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
     pthread_mutex_lock(&p->pool_lock);
     if (d->nlive == d->live_cap) {
         size_t cap = d->live_cap ? 2 * d->live_cap : 64;
-        otm_live *grown = realloc(d->live, cap * sizeof *grown);
+        otm_live *grown = otm_plugin_realloc(d->live, cap * sizeof *grown);
         if (grown) {
             d->live = grown;
             d->live_cap = cap;
@@ -107,7 +107,8 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
     for (size_t i = d->nlive; i-- > 0;) {
         if (d->live[i].addr != addr)
             continue;
-        otm_pool_entry *e = entries < POOL_ENTRIES_MAX ? malloc(sizeof *e) : NULL;
+        otm_pool_entry *e =
+            entries < POOL_ENTRIES_MAX ? otm_plugin_malloc(sizeof *e) : NULL;
         if (e) {
             *e = (otm_pool_entry){addr, d->live[i].size, d->pool};
             d->pool = e;
@@ -122,8 +123,13 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
 
 void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind)
 {
-    if (kind == TARGET_ALLOC_HOST)
-        return alloc_pinned(p, size);
+    if (kind == TARGET_ALLOC_HOST) {
+        void *ptr = alloc_pinned(p, size);
+        if (!ptr)
+            otm_plugin_log(OTM_LOG_ERROR, "data_alloc of %lld host-pinned bytes on device "
+                           "%d failed: out of memory", (long long)size, d->rank - 1);
+        return ptr;
+    }
     int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
     uint64_t addr = pooled ? pool_take(p, d, (uint64_t)size) : 0;
     if (addr) {
@@ -162,11 +168,11 @@ void otm_memory_release(otm_plugin *p)
         while (d->pool) {
             otm_pool_entry *e = d->pool;
             d->pool = e->next;
-            free(e);
+            otm_plugin_free(e);
         }
-        free(d->live);
+        otm_plugin_free(d->live);
     }
     for (size_t i = 0; i < p->npinned; i++)
-        free(p->pinned[i]);
-    free(p->pinned);
+        otm_plugin_free(p->pinned[i]);
+    otm_plugin_free(p->pinned);
 }

@@ -3,13 +3,16 @@
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
  * process (the only mutable global of the production code besides the log
- * level and descriptor of log.c), created on the first call and torn down
- * at unregister_lib (libomptarget 14) or deinit_plugin (16, which calls it
- * first). Everything else hangs off it: the settings, this rank's otm_node,
- * and per role the host's devices or the worker's loaded images.
+ * level and descriptor of log.c and the test hook's count of alloc.c,
+ * which must exist before the instance does), created on the first call
+ * and torn down at unregister_lib (libomptarget 14) or deinit_plugin (16,
+ * which calls it first). Everything else hangs off it: the settings, this
+ * rank's otm_node, and per role the host's devices or the worker's loaded
+ * images.
  *
  * The files, and what each declares below:
  *   rtl.c        the __tgt_rtl_* entry points (abi.h), the only exports
+ *   alloc.c      the plugin's own memory, and its test hook
  *   lifecycle.c  the instance's start, the host's end, the worker's begin
  *                and end
  *   log.c        the plugin's lines on stderr
@@ -154,6 +157,26 @@ void otm_worker_begin(otm_plugin *p);
  * MPI_Finalize failed. */
 void otm_worker_end(otm_plugin *p) __attribute__((noreturn));
 
+/* ---- the plugin's own memory (alloc.c) ---- */
+
+/* Every allocation of src/plugin goes through these four (the core's go
+ * through the node's hooks, the device's and the shell's are their own).
+ * They are malloc, calloc, realloc and free of libc, but for the test hook
+ * OTM_TEST_FAIL_ALLOC (alloc.c, docs/testing.md): it makes the Nth
+ * allocation of one process return NULL, once, as libc would when memory
+ * is short (a failed realloc leaves ptr as it was). So every caller checks
+ * for NULL and fails cleanly: an entry point returns OFFLOAD_FAIL or NULL
+ * with one line saying out of memory, a worker replies OTM_ERR_NOMEM, and
+ * a failure at start-up gives 0 devices or aborts the job. Thread-safe. */
+void *otm_plugin_malloc(size_t size);
+void *otm_plugin_calloc(size_t n, size_t size);
+void *otm_plugin_realloc(void *ptr, size_t size);
+void otm_plugin_free(void *ptr);
+/* With the test hook set for this process, one line saying how many
+ * allocations it made (the tests sweep N over them); nothing otherwise.
+ * Called where a process ends: the host's end, the worker's. */
+void otm_plugin_alloc_report(void);
+
 /* ---- the plugin's lines on stderr (log.c) ---- */
 
 /* Formats one line, prefixed "omptarget-mpi: ", if level is within the
@@ -195,8 +218,10 @@ int otm_startup_registrations(void);
 
 /* data_alloc of size >= 0 bytes of a kind other than shared on device d:
  * host-pinned memory (TARGET_ALLOC_HOST), a freed allocation of the same
- * size from d's pool, or a new one (ALLOC). NULL when memory is short or
- * the ALLOC failed (that one logged). */
+ * size from d's pool, or a new one (ALLOC). NULL, with the reason
+ * logged, when memory is short or the ALLOC failed. When there is no
+ * memory to remember a pooled allocation, it is not pooled (its delete is
+ * real). */
 void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind);
 /* data_delete of tgt (not NULL) on device d: frees host-pinned memory,
  * keeps a pooled size in d's pool, else deletes it on the device. A

@@ -21,6 +21,7 @@
 #include "plugin.h"
 
 static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
+static void unload_on(otm_plugin *p, otm_device *d, uint64_t id);
 
 static int32_t fail(const char *fmt, const char *what, int32_t id)
 {
@@ -87,7 +88,7 @@ int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
     if (n < 0)
         otm_plugin_log(OTM_LOG_ERROR, "register_lib: out of memory");
     if (p->role != OTM_ROLE_WORKER)
-        return OFFLOAD_SUCCESS;
+        return n < 0 ? OFFLOAD_FAIL : OFFLOAD_SUCCESS;
     if (p->expected_registrations == 0)
         p->expected_registrations = otm_startup_registrations();
     if (n < 0 || n >= p->expected_registrations)
@@ -106,8 +107,18 @@ static int32_t stop_host(void)
     return OFFLOAD_SUCCESS;
 }
 
+static size_t registered(otm_plugin *p)
+{
+    pthread_mutex_lock(&p->images_lock);
+    size_t n = p->ndescs;
+    pthread_mutex_unlock(&p->images_lock);
+    return n;
+}
+
 /* Releases the images of `desc` on every device (a library dlclosed), and
- * ends the job when no descriptor is left: the program is ending. */
+ * ends the job when no descriptor is left: the program is ending. That is
+ * also so for a descriptor whose register_lib failed (out of memory) when
+ * no other is registered: it may be the program's only one. */
 int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
 {
     otm_plugin *p = otm_plugin_host();
@@ -115,7 +126,7 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
         return OFFLOAD_SUCCESS;
     int left = otm_desc_remove(p, desc);
     otm_plugin_log(OTM_LOG_DEBUG, "unregister_lib %p: %d left", (void *)desc, left);
-    if (left == 0)
+    if (left == 0 || (left < 0 && registered(p) == 0))
         return stop_host();     /* the workers drop everything at EXIT */
     if (p->node.life != OTM_LIFE_DONE)
         for (int i = 0; i < p->ndevices; i++)
@@ -141,10 +152,7 @@ int32_t __tgt_rtl_deinit_plugin(void)
     otm_plugin *p = otm_plugin_host();
     if (!p)
         return OFFLOAD_SUCCESS;
-    pthread_mutex_lock(&p->images_lock);
-    size_t registered = p->ndescs;
-    pthread_mutex_unlock(&p->images_lock);
-    return registered ? OFFLOAD_SUCCESS : stop_host();
+    return registered(p) ? OFFLOAD_SUCCESS : stop_host();
 }
 
 /* LLVM 16: the device is no longer used. Its memory lives until the job
@@ -200,40 +208,35 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 /* ---- images ---- */
 
-static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc, const void *image,
-                              uint64_t id)
+/* The host's record of an image loaded on d, with the table libomptarget
+ * uses: the host's entries with the worker's addresses (kernels are called
+ * by these, globals read and written). All or nothing: when memory is
+ * short, NULL and d lists nothing new, so that a later load_binary of the
+ * image loads it again instead of handing out a table that is not there. */
+static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc,
+                              const __tgt_device_image *image, uint64_t id,
+                              const otm_entry *got, uint64_t n)
 {
     if (d->nloaded == d->loaded_cap) {
         size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
-        otm_hosted **grown = realloc(d->loaded, cap * sizeof *grown);
+        otm_hosted **grown = otm_plugin_realloc(d->loaded, cap * sizeof *grown);
         if (!grown)
             return NULL;
         d->loaded = grown;
         d->loaded_cap = cap;
     }
-    otm_hosted *h = calloc(1, sizeof *h);
-    if (h) {
-        *h = (otm_hosted){.desc = desc, .image = image, .id = id};
-        d->loaded[d->nloaded++] = h;
-    }
-    return h;
-}
-
-/* The table libomptarget uses: the host's entries with the worker's
- * addresses (kernels are called by these, globals read and written). */
-static __tgt_target_table *make_table(otm_hosted *h, const __tgt_device_image *image,
-                                      const otm_entry *got, uint64_t n)
-{
-    __tgt_target_table *t = &h->table;
-    t->EntriesBegin = calloc(n ? n : 1, sizeof *t->EntriesBegin);
-    if (!t->EntriesBegin)
-        return NULL;
+    otm_hosted *h = otm_plugin_calloc(1, sizeof *h);
+    __tgt_offload_entry *t = h ? otm_plugin_calloc(n ? n : 1, sizeof *t) : NULL;
+    if (!t)
+        return otm_plugin_free(h), NULL;
     for (uint64_t i = 0; i < n; i++) {
-        t->EntriesBegin[i] = image->EntriesBegin[i];
-        t->EntriesBegin[i].addr = (void *)(uintptr_t)got[i].addr;
+        t[i] = image->EntriesBegin[i];
+        t[i].addr = (void *)(uintptr_t)got[i].addr;
     }
-    t->EntriesEnd = t->EntriesBegin + n;
-    return t;
+    *h = (otm_hosted){.desc = desc, .image = image->ImageStart, .id = id,
+                      .table = {.EntriesBegin = t, .EntriesEnd = t + n}};
+    d->loaded[d->nloaded++] = h;
+    return h;
 }
 
 /* LOAD of one image on one device: by reference first (the worker
@@ -276,19 +279,30 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
     pthread_mutex_lock(&p->images_lock);
     uint64_t load = ++p->next_load;
     pthread_mutex_unlock(&p->images_lock);
-    otm_entry *e = calloc(n ? n : 1, sizeof *e);
+    otm_entry *e = otm_plugin_calloc(n ? n : 1, sizeof *e);
     otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
-    __tgt_target_table *t = NULL;
     otm_hosted *h = NULL;
-    if (st == OTM_OK && got != n)
+    if (st == OTM_OK && got != n) {
         fail("%s (device %d)", "load_binary: the device image has other entries", id);
-    else if (st == OTM_OK && (h = hosted_new(d, desc, image->ImageStart, load)))
-        t = make_table(h, image, e, n);
-    else
+    } else if (st == OTM_OK && !(h = hosted_new(d, desc, image, load, e, n))) {
+        st = OTM_ERR_NOMEM;
+        unload_on(p, d, load);  /* loaded there, but the host cannot use it */
+    }
+    if (st)
         otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
-                       otm_status_text(st ? st : OTM_ERR_NOMEM));
-    free(e);
-    return t;
+                       otm_status_text(st));
+    otm_plugin_free(e);
+    return h ? &h->table : NULL;
+}
+
+/* UNLOAD of the LOAD `id` on d, unless d failed (it then answers nothing
+ * but the exit). */
+static void unload_on(otm_plugin *p, otm_device *d, uint64_t id)
+{
+    otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = id};
+    if (!d->failed && otm_host_run_op(p, &op))
+        otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
+                       d->rank - 1);
 }
 
 /* Unloads, on one device, the images of `desc` (every image when NULL). */
@@ -298,12 +312,9 @@ static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
         otm_hosted *h = d->loaded[i];
         if (desc && h->desc != desc)
             continue;
-        otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = h->id};
-        if (!d->failed && otm_host_run_op(p, &op))
-            otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
-                           d->rank - 1);
-        free(h->table.EntriesBegin);
-        free(h);
+        unload_on(p, d, h->id);
+        otm_plugin_free(h->table.EntriesBegin);
+        otm_plugin_free(h);
         d->loaded[i] = d->loaded[--d->nloaded];
     }
 }
@@ -426,10 +437,12 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
         return OFFLOAD_FAIL;
     if (!entry || nargs < 0 || (nargs > 0 && !args))
         return fail("%s on device %d: bad kernel or arguments", "run_target_region", id);
-    uint64_t *vals = calloc((size_t)nargs + 1, sizeof *vals);
-    int64_t *offs = calloc((size_t)nargs + 1, sizeof *offs);
+    uint64_t *vals = otm_plugin_calloc((size_t)nargs + 1, sizeof *vals);
+    int64_t *offs = otm_plugin_calloc((size_t)nargs + 1, sizeof *offs);
     int32_t rc = OFFLOAD_FAIL;
-    if (vals && offs) {
+    if (!vals || !offs) {
+        fail("%s on device %d: out of memory", "run_target_region", id);
+    } else {
         for (int32_t i = 0; i < nargs; i++) {
             vals[i] = (uint64_t)(uintptr_t)args[i];
             offs[i] = offsets ? (int64_t)offsets[i] : 0;
@@ -441,8 +454,8 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
                      .threads = (uint64_t)(threads > 0 ? threads : 0)};
         rc = otm_host_submit_op(otm_plugin_host(), &op, ai, "run_target_region");
     }
-    free(vals);
-    free(offs);
+    otm_plugin_free(vals);
+    otm_plugin_free(offs);
     return rc;
 }
 
@@ -546,8 +559,10 @@ int32_t __tgt_rtl_create_event(int32_t id, void **event)
         return OFFLOAD_FAIL;
     if (!event)
         return fail("%s on device %d: NULL event", "create_event", id);
-    *event = calloc(1, sizeof(otm_pevent));
-    return *event ? OFFLOAD_SUCCESS : OFFLOAD_FAIL;
+    *event = otm_plugin_calloc(1, sizeof(otm_pevent));
+    if (!*event)
+        return fail("%s on device %d: out of memory", "create_event", id);
+    return OFFLOAD_SUCCESS;
 }
 
 static void pevent_clear(otm_plugin *p, otm_pevent *e)
@@ -570,7 +585,7 @@ int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
         return fail("%s on device %d: NULL event or async info", "record_event", id);
     otm_pqueue *q = otm_async_queue(p, ai);
     if (!q)
-        return OFFLOAD_FAIL;
+        return fail("%s on device %d: out of memory", "record_event", id);
     pevent_clear(p, e);
     pthread_mutex_lock(&q->lock);
     e->ev = otm_queue_last(&p->node, &q->q);
@@ -628,7 +643,7 @@ int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
     if (!event)
         return fail("%s on device %d: NULL event", "destroy_event", id);
     pevent_clear(p, event);
-    free(event);
+    otm_plugin_free(event);
     return OFFLOAD_SUCCESS;
 }
 

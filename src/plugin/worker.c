@@ -34,7 +34,7 @@ static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
         return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the image has no table of "
                               "entries", p->node.rank), OTM_ERR_NO_KERNEL;
     uint64_t n = (uint64_t)(own->EntriesEnd - own->EntriesBegin);
-    l->entries = calloc(n ? n : 1, sizeof *l->entries);
+    l->entries = otm_plugin_calloc(n ? n : 1, sizeof *l->entries);
     if (!l->entries)
         return OTM_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref
         return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the device image's %llu entries "
                               "are not the host's (their names differ)", p->node.rank,
                               (unsigned long long)n), OTM_ERR_NO_KERNEL;
-    l->entries = calloc(n ? n : 1, sizeof *l->entries);
+    l->entries = otm_plugin_calloc(n ? n : 1, sizeof *l->entries);
     if (!l->entries)
         return OTM_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++)
@@ -82,7 +82,7 @@ static otm_loaded *loaded_new(otm_plugin *p, uint64_t id)
     pthread_mutex_lock(&p->images_lock);
     if (p->nloaded == p->loaded_cap) {
         size_t cap = p->loaded_cap ? 2 * p->loaded_cap : 8;
-        otm_loaded *grown = realloc(p->loaded, cap * sizeof *grown);
+        otm_loaded *grown = otm_plugin_realloc(p->loaded, cap * sizeof *grown);
         if (grown) {
             p->loaded = grown;
             p->loaded_cap = cap;
@@ -104,7 +104,7 @@ static void unload_image(void *ctx, uint64_t id)
         if (p->loaded[i].id != id)
             continue;
         otm_image_unload(p->loaded[i].image);
-        free(p->loaded[i].entries);
+        otm_plugin_free(p->loaded[i].entries);
         p->loaded[i] = p->loaded[--p->nloaded];
         break;
     }

@@ -138,7 +138,7 @@ void mt_start(const char *name, int load)
         exit(1);
     }
     int32_t n = __tgt_rtl_number_of_devices();
-    __tgt_rtl_register_lib(&mt.desc);
+    mt.register_rc = __tgt_rtl_register_lib(&mt.desc);
     /* Only rank 0 gets here: a worker serves inside register_lib. */
     mt.ndev = n;
     printf("# %s: rank 0 (pid %d) with %d device(s)%s\n", prog, (int)getpid(), n,

@@ -40,6 +40,7 @@ typedef struct mt_env {
     __tgt_target_table *table[MT_MAX_DEV];      /* image 0, per device */
     void *fx[MT_MAX_DEV][MT_FX_COUNT];          /* device addresses */
     size_t image_size;
+    int32_t register_rc;                /* what register_lib returned */
 } mt_env;
 
 extern mt_env mt;

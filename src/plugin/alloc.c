@@ -1,0 +1,120 @@
+/*
+ * alloc.c - the plugin's own memory: every allocation of src/plugin goes
+ * through here, so that a test can make any one of them fail.
+ *
+ * The core's allocations already can (otm_hooks.alloc, failed by the
+ * simulator); the plugin's live in a real MPI job, where only a process of
+ * that job can fail them. The test hook is two environment variables, read
+ * here and nowhere else (docs/testing.md, "The plugin's allocations"):
+ *
+ *   OTM_TEST_FAIL_ALLOC=N       the Nth allocation of the process returns
+ *                               NULL, once (N >= 1), with a line on stderr;
+ *                               0 only counts. Either way the process says
+ *                               at its end how many it made.
+ *   OTM_TEST_FAIL_ALLOC_RANK=R  only in the process of rank R (the rank its
+ *                               launcher gives it; 0 without a launcher).
+ *
+ * Why an environment variable rather than a build option: the sweep then
+ * runs on the very plugin that is installed, in every tree (MPICH, Open
+ * MPI, memcheck, coverage) without a build of its own, and the cost is one
+ * pthread_once check and one predictable branch per allocation; the plugin
+ * allocates per call, never per byte moved. It is not a setting
+ * (src/settings/ holds those, and the README's table): nothing a user
+ * should set, and no OMPTARGET_MPI_ name.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "plugin.h"
+
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static int hook_on;             /* OTM_TEST_FAIL_ALLOC set, for this rank */
+static unsigned long fail_at;   /* the allocation that fails, 0: none */
+static atomic_ulong made;       /* allocations so far, with the hook on */
+static long hook_rank;
+
+/* A count in 0..2^31, or -1. */
+static long parse_count(const char *s)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    long v = strtol(s, &end, 10);
+    return *end || v < 0 || v > 0x7fffffffL ? -1 : v;
+}
+
+/* The rank the launcher gave this process (Hydra's PMI, Open MPI, PMIx):
+ * known before MPI is, so that the process's first allocation can fail. */
+static long launcher_rank(void)
+{
+    static const char *const vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        long r = parse_count(getenv(vars[i]));
+        if (r >= 0)
+            return r;
+    }
+    return 0;
+}
+
+static void hook_read(void)
+{
+    const char *n = getenv("OTM_TEST_FAIL_ALLOC"), *r = getenv("OTM_TEST_FAIL_ALLOC_RANK");
+    if (!n)
+        return;
+    long at = parse_count(n), rank = r ? parse_count(r) : -2;
+    if (at < 0 || rank == -1) {
+        otm_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_FAIL_ALLOC=%s, "
+                       "OTM_TEST_FAIL_ALLOC_RANK=%s: not counts; the hook is off", n,
+                       r ? r : "(unset)");
+        return;
+    }
+    hook_rank = launcher_rank();
+    if (rank >= 0 && rank != hook_rank)
+        return;
+    fail_at = (unsigned long)at;
+    hook_on = 1;
+}
+
+/* 1 when this allocation is the one the test hook fails. */
+static int hook_fails(const char *what, size_t size)
+{
+    pthread_once(&hook_once, hook_read);
+    if (!hook_on)
+        return 0;
+    unsigned long nth = atomic_fetch_add_explicit(&made, 1, memory_order_relaxed) + 1;
+    if (nth != fail_at)
+        return 0;
+    otm_plugin_log(OTM_LOG_ERROR, "test hook: allocation %lu of rank %ld (%s of %zu "
+                   "bytes) fails (OTM_TEST_FAIL_ALLOC)", nth, hook_rank, what, size);
+    return 1;
+}
+
+void *otm_plugin_malloc(size_t size)
+{
+    return hook_fails("malloc", size) ? NULL : malloc(size);
+}
+
+void *otm_plugin_calloc(size_t n, size_t size)
+{
+    return hook_fails("calloc", n * size) ? NULL : calloc(n, size);
+}
+
+void *otm_plugin_realloc(void *ptr, size_t size)
+{
+    return hook_fails("realloc", size) ? NULL : realloc(ptr, size);
+}
+
+void otm_plugin_free(void *ptr)
+{
+    free(ptr);
+}
+
+void otm_plugin_alloc_report(void)
+{
+    pthread_once(&hook_once, hook_read);
+    if (hook_on)
+        otm_plugin_log(OTM_LOG_ERROR, "test hook: rank %ld made %lu allocations "
+                       "(OTM_TEST_FAIL_ALLOC)", hook_rank,
+                       atomic_load_explicit(&made, memory_order_relaxed));
+}
