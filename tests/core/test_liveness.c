@@ -2,8 +2,8 @@
  * test_liveness.c - a host event waiting for a long kernel probes its
  * worker (src/core/liveness.c): a live worker answers every probe and the
  * region ends as it would have; a dead or stopped one is found within one
- * timeout of its last answer, whatever the region's length; a late answer
- * to a probe counts as none; KERNEL_TIMEOUT still bounds the region's
+ * timeout of its last answer, whatever the region's length; a late or lost
+ * answer to a probe counts as none; KERNEL_TIMEOUT still bounds the region's
  * length; and every schedule of the smallest cases, explored exhaustively,
  * ends that way.
  *
@@ -165,6 +165,29 @@ static void test_late_probe_answer(void **state)
     late_answer(4 * TIMEOUT, 0);
 }
 
+/* The answer to a probe is lost (the worker's MPI fails that send): the
+ * probe hears nothing, which is all a lost answer and a dead worker have
+ * in common, so the region fails with OTM_ERR_UNRESPONSIVE; the worker,
+ * alive, still cannot be told to exit while its region runs. */
+static void test_lost_probe_answer(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        sim_config cfg = config(seed);
+        scn s;
+        assert_int_equal(scn_open(&s, &cfg, 1), 0);
+        otm_event *ev = long_region(&s, 10 * TIMEOUT);
+        uint64_t next = sim_net_calls(sim_net_installed(), 1, SIM_FN_Isend) + 1;
+        sim_world_fail_call(s.w, 1, SIM_FN_Isend, next);
+        uint64_t t0 = sim_world_time(s.w);
+        assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+        assert_int_equal(ev->status, OTM_ERR_UNRESPONSIVE);
+        assert_true(sim_world_time(s.w) - t0 <= TIMEOUT + TIMEOUT / 2);
+        s.q[0]->status = OTM_OK;
+        exit_in_region(&s);
+    }
+}
+
 /* KERNEL_TIMEOUT bounds the region's length although every probe is
  * answered: the region fails with OTM_ERR_KERNEL_TIMEOUT, not before. */
 static void test_kernel_timeout_bounds_length(void **state)
@@ -268,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_long_region_live_worker),
         cmocka_unit_test(test_worker_stopped_mid_region),
         cmocka_unit_test(test_late_probe_answer),
+        cmocka_unit_test(test_lost_probe_answer),
         cmocka_unit_test(test_kernel_timeout_bounds_length),
         cmocka_unit_test(test_no_timeout_no_probes),
         cmocka_unit_test(test_probe_exhaustive),
