@@ -236,14 +236,24 @@ static void put_back(scn *s, const rest *base)
         sim_world_node(s->w, k)->next_id = base->next_id[k];
 }
 
+static int worker_quiet(void *ctx)
+{
+    scn *s = ctx;
+    return sim_world_node(s->w, 1)->live == 0;
+}
+
 static void open_world(scn *s, rest *base)
 {
     sim_config cfg = world_config();
     if (scn_open(s, &cfg, 1))
         die(NULL, "cannot build the world", 0);
-    /* Load image 0 so EXECUTE notifications can reach real kernels. */
+    /* Load image 0 so EXECUTE notifications can reach real kernels; the
+     * host's queue may empty before the worker's last send of the LOAD
+     * completes (schedules differ): the set-up runs until both are done. */
     scn_load(s, 0, 1);
     sim_result res = sim_world_run_queue(s->w, s->q[0]);
+    if (res == SIM_OK)
+        res = sim_world_run_until(s->w, worker_quiet, s);
     if (res != SIM_OK || s->q[0]->status != OTM_OK)
         die(s->w, "LOAD before the fuzzed notification failed", (int)res);
     if (take_rest(s, base))
