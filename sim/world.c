@@ -961,12 +961,14 @@ static int advance_time(sim_world *w, int *jumps)
     }
     uint64_t tick = w->cfg.node.timeout_ns / 2 ? w->cfg.node.timeout_ns / 2
                                                : w->cfg.node.timeout_ns;
-    int live = anything_live(w);
-    if (next != UINT64_MAX && next > w->now && (!tick || !live || next - w->now <= tick)) {
+    int live = anything_live(w), known = next != UINT64_MAX && next > w->now;
+    if (known && (!tick || !live || next - w->now <= tick)) {
         sim_world_advance(w, next - w->now);
         return 1;
     }
-    if (!tick || !live || ++*jumps > 128)
+    /* Ticks towards a known release always help; without one, only so
+     * many in a row may pass without a move. */
+    if (!tick || !live || (!known && ++*jumps > 128))
         return 0;
     sim_world_advance(w, tick);
     return 1;
@@ -980,8 +982,11 @@ static int job_done(const sim_world *w)
     for (int r = 1; r < w->nranks; r++) {
         const otm_node *n = w->nodes[r];
         int finished = n->life == OTM_LIFE_DONE && !n->data_head && !n->kern_head;
-        /* A worker the host could not tell to exit is left to the launcher. */
-        if (rank_alive(w, r) && !finished && !host->exit_failures)
+        /* A worker the host could not tell to exit is left to the launcher;
+         * one that heard its EXIT ends on its own (the host may be done
+         * before it: it need not wait for the others it gave up on). */
+        if (rank_alive(w, r) && !finished &&
+            (!host->exit_failures || n->life == OTM_LIFE_EXITING))
             return 0;
     }
     return 1;
