@@ -190,15 +190,22 @@ static void drop_libomp_registration(void)
     unlink(path);
 }
 
+/* Writes the coverage counters (a coverage build only), which _exit and
+ * MPI_Abort would skip. */
+static void dump_coverage(void)
+{
+#ifdef OTM_COVERAGE
+    __gcov_dump();
+#endif
+}
+
 /* The end of a process the plugin decides: what stdio holds is written,
  * libomp's registration removed, coverage counters dumped. */
 static _Noreturn void end_process(int status)
 {
     fflush(NULL);
     drop_libomp_registration();
-#ifdef OTM_COVERAGE
-    __gcov_dump();
-#endif
+    dump_coverage();
     _exit(status);
 }
 
@@ -237,6 +244,7 @@ static _Noreturn void abort_job(void)
     otm_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
                    "(status 1)", rank);
     drop_libomp_registration();
+    dump_coverage();
     MPI_Abort(MPI_COMM_WORLD, 1);
     end_process(1);
 }
@@ -461,8 +469,11 @@ void otm_host_end(otm_plugin *p)
     otm_host_release(p);
     /* A worker that never heard EXIT would keep MPI_Finalize waiting for
      * ever: end the job instead of hanging. */
-    if (p->node.exit_failures)
+    if (p->node.exit_failures) {
+        fflush(NULL);
+        dump_coverage();
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     otm_node_fini(&p->node);
     otm_plugin_alloc_report();
     if (p->mpi_owned)
