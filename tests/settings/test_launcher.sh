@@ -141,6 +141,23 @@ run "$L" --mpiexec "$fake" -n 2 --dry-run ./app
 check "launcher options only lead: a later --dry-run goes to mpiexec" \
     has "$tmp/out" "arg<--dry-run>"
 
+# An mpiexec that hangs after its ranks ended (Open MPI 4.1's mpirun, in
+# PMIx's finalisation): the launcher ends it and returns the ranks' status.
+printf '#!/bin/sh\n(exit 0) &\n(exit 3) &\nsh -c "kill -TERM \\$\\$" &\nexec sleep 120\n' \
+    >"$tmp/hangbin"
+chmod +x "$tmp/hangbin"
+run "$L" --mpiexec "$tmp/hangbin" -n 3 ./app
+check "an mpiexec hung after its ranks ended is ended: the ranks' status" \
+    test "$status" -eq 3
+check "... saying so" has "$tmp/err" "every rank of the job has ended, mpiexec has not for 5 s"
+check "... leaving no mpiexec behind" test -z "$(pgrep -x -f "sleep 120")"
+# One whose rank outlives the watch's grace is left alone.
+printf '#!/bin/sh\nsleep 6 &\nwait\nexit 4\n' >"$tmp/slowbin"
+chmod +x "$tmp/slowbin"
+run "$L" --mpiexec "$tmp/slowbin" ./app
+check "an mpiexec whose rank runs past the grace ends by itself" test "$status" -eq 4
+check "... unwatched" test ! -s "$tmp/err"
+
 run MPIEXEC="$fake" "$L" ./app
 check "MPIEXEC selects mpiexec" has "$tmp/out" "arg<./app>"
 
