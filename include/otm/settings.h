@@ -47,6 +47,9 @@ typedef struct otm_settings {
     size_t trace_len;       /* length of `trace`; 0: no trace */
     char trace[1024];       /* OMPTARGET_MPI_TRACE: path prefix of the
                              * per-rank trace files, NUL-terminated */
+    size_t map_len;         /* length of `map`; 0: no map file */
+    char map[1024];         /* OMPTARGET_MPI_MAP: the job's map file,
+                             * NUL-terminated */
 } otm_settings;
 
 /* One row of the table of variables. Its accepted values are text made

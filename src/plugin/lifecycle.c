@@ -13,9 +13,11 @@
  * soon as a region faulted or called exit() (otm_host_end_if_faulted).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -127,6 +129,37 @@ typedef struct rank_card {
 
 static _Noreturn void abort_job(void);
 
+/* OMPTARGET_MPI_MAP: the map as a file, for whoever must name the ranks
+ * of a job that ended before the host's end began (the launcher, when the
+ * MPI runtime killed the job because a rank died): a line a rank, the
+ * count (the map is whole), then `end` from map_end. Not written is only a warning: the job runs. */
+static void write_map(const otm_plugin *p, const rank_card *all)
+{
+    if (!p->settings.map_len)
+        return;
+    FILE *f = fopen(p->settings.map, "we");
+    int ok = f != NULL;
+    for (int r = 0; ok && r < p->node.size; r++)
+        ok = fprintf(f, "rank %d device %d pid %lld host %s\n", r, r - 1,
+                     (long long)all[r].pid, all[r].host) > 0;
+    ok = ok && fprintf(f, "ranks %d\n", p->node.size) > 0;     /* it is whole */
+    if (f && fclose(f))
+        ok = 0;
+    if (!ok)
+        otm_plugin_log(OTM_LOG_WARN, "cannot write the job's map to %s: %s",
+                       p->settings.map, strerror(errno));
+}
+
+/* The host's end begins: from here on it says itself how the job ends. */
+static void map_end(const otm_plugin *p)
+{
+    FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
+    if (f) {
+        fputs("end\n", f);
+        fclose(f);
+    }
+}
+
 static void device_map(otm_plugin *p)
 {
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
@@ -139,6 +172,8 @@ static void device_map(otm_plugin *p)
     }
     int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
+    if (all && rc == MPI_SUCCESS)
+        write_map(p, all);
     if (all && rc == MPI_SUCCESS && p->settings.info) {
         otm_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
                        (long long)all[0].pid);
@@ -463,6 +498,7 @@ void otm_host_end(otm_plugin *p)
 {
     if (p->node.life == OTM_LIFE_DONE)
         return;
+    map_end(p);
     detach_program_mpi();
     exit_workers(p);
     otm_plugin_trace_end(p);

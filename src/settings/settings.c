@@ -151,7 +151,14 @@ typedef enum kind {
       "off",                                                                  \
       "Write a timeline of every event (Chrome trace-event JSON, for "        \
       "Perfetto or chrome://tracing): each rank writes PATH.RANK.json at "    \
-      "exit.")
+      "exit.")                                                                \
+    X(MAP, NULL, K_PATH,                                                      \
+      0, PATH_MAX_LEN, map_len, "off",                                        \
+      "a file path of at most {max} bytes, no control characters, or off",    \
+      "Rank 0 writes the job's map there at start-up, a line `rank R device " \
+      "D pid P host H` per rank (device -1: the program), then `ranks N`, "   \
+      "and a line `end` once the program's end begins: omptarget-mpirun "     \
+      "sets it, to name the ranks when a job ends without that line.")
 
 enum {
 #define OTM_SETTING_ID(id, ...) SET_##id,
@@ -200,8 +207,9 @@ static void store(otm_settings *s, int id, uint64_t v)
     }
 }
 
-_Static_assert(sizeof(((otm_settings *)0)->trace) > PATH_MAX_LEN,
-               "the trace path buffer holds the longest accepted path");
+_Static_assert(sizeof(((otm_settings *)0)->trace) > PATH_MAX_LEN &&
+                   sizeof(((otm_settings *)0)->map) > PATH_MAX_LEN,
+               "the path buffers hold the longest accepted path");
 
 otm_settings otm_settings_default(void)
 {
@@ -218,6 +226,8 @@ otm_settings otm_settings_default(void)
         .info = 0,
         .trace_len = 0,
         .trace = "",
+        .map_len = 0,
+        .map = "",
     };
     /* The core's default of "never" suits the simulator, whose virtual
      * clock may not advance; a real job should fail rather than hang. */
@@ -483,10 +493,11 @@ static int load_one(otm_settings *s, int id,
     }
     store(s, id, v);
     if (specs[id].kind == K_PATH) {
-        /* The one path setting: keep its text (trimmed, as parsed). */
+        /* A path setting keeps its text (trimmed, as parsed). */
+        char *dst = id == SET_TRACE ? s->trace : s->map;
         span t = trim(value);
-        memcpy(s->trace, t.b, (size_t)v);
-        s->trace[v] = '\0';
+        memcpy(dst, t.b, (size_t)v);
+        dst[v] = '\0';
     }
     return 1;
 }

@@ -81,6 +81,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "FORWARD_OUTPUT")) return (uint64_t)s->forward_output;
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
+    if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
     fail_msg("no field for %s", name);
     return 0;
 }
@@ -96,6 +97,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
+    "OMPTARGET_MPI_MAP",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -170,7 +172,7 @@ typedef struct var_case {
 /* A path takes almost any text, so bad_everywhere does not apply to it. */
 static int any_text(const char *name)
 {
-    return !strcmp(name, "OMPTARGET_MPI_TRACE");
+    return !strcmp(name, "OMPTARGET_MPI_TRACE") || !strcmp(name, "OMPTARGET_MPI_MAP");
 }
 
 /* Refused by every variable: not a value of any kind. */
@@ -245,6 +247,9 @@ static const var_case cases[] = {
      {{"off", 0}, {"OFF", 0}, {"t", 1}, {"/tmp/run/trace", 14},
       {" out/t ", 5}, {"-1", 2}, {"1 2", 3}, {"a\xc3\xa9", 3}, {NULL, 0}},
      {"", "   ", "\x01", "1\n2", "a\tb", "\x7f", NULL}},
+    {"OMPTARGET_MPI_MAP",
+     {{"off", 0}, {"/tmp/job/map", 12}, {" m ", 1}, {NULL, 0}},
+     {"", "\x01", "a\nb", NULL}},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -625,9 +630,18 @@ static void test_trace_path(void **state)
                            sizeof err), OTM_OK);
     assert_string_equal(s.trace, "out/my trace");
     assert_int_equal(s.trace_len, strlen("out/my trace"));
+    /* The map's path is a text of its own. */
+    env e = {.count = 0};
+    env_set(&e, "OMPTARGET_MPI_TRACE", "out/t");
+    env_set(&e, "OMPTARGET_MPI_MAP", " job/map ");
+    assert_int_equal(otm_settings_load(&s, env_get, &e, err, sizeof err), OTM_OK);
+    assert_string_equal(s.map, "job/map");
+    assert_int_equal(s.map_len, strlen("job/map"));
+    assert_string_equal(s.trace, "out/t");
     assert_int_equal(load1("OMPTARGET_MPI_TRACE", "off", &s, err, sizeof err),
                      OTM_OK);
     assert_string_equal(s.trace, "");
+    assert_string_equal(s.map, "");
     static char longest[1002];
     memset(longest, 'x', 1000);
     longest[1000] = '\0';
