@@ -218,12 +218,13 @@ run LD_LIBRARY_PATH=/orig/lib OMPTARGET_MPI_FRAGMENT_SIZE=4096 OMPCLUSTER_NUM_CO
     "OTHER=a${nl}OMPTARGET_MPI_FORGED=1" \
     "$O" --mpiexec "$fake" -n 3 ./app -x 'a b'
 check "openmpi: status 0" test "$status" -eq 0
-check "openmpi: -x for LD_LIBRARY_PATH, the launcher mark and each setting set, then the args" \
+check "openmpi: -x for LD_LIBRARY_PATH, the launcher mark, each setting set (the job's map too), then the args" \
     out_is "LD_LIBRARY_PATH=$plugins:/orig/lib" "OMPTARGET_MPI_LAUNCHER=1" \
     "arg<-x>" "arg<LD_LIBRARY_PATH>" "arg<-x>" "arg<OMPTARGET_MPI_LAUNCHER>" \
     "arg<-x>" "arg<OMPCLUSTER_NUM_COMMS>" \
     "arg<-x>" "arg<OMPTARGET_MPI_FRAGMENT_SIZE>" \
     "arg<-x>" "arg<OMPTARGET_MPI_LOG_LEVEL>" \
+    "arg<-x>" "arg<OMPTARGET_MPI_MAP>" \
     "arg<-x>" "arg<OMPTARGET_MPI_PLUGIN_DIR>" \
     "arg<-n>" "arg<3>" "arg<./app>" "arg<-x>" "arg<a b>"
 check "openmpi: a name inside another variable's value is not forwarded" \
