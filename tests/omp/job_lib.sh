@@ -1,6 +1,6 @@
 # job_lib.sh - what the omp label's job scripts that act on a running job
-# share (check_signals.sh, check_stopped.sh): sourced, with `me` (the
-# script's name) and `prog` (the program's absolute path) set first.
+# share (check_signals.sh, check_stopped.sh, check_killed.sh): sourced, with
+# `me` (the script's name) and `prog` (the program's absolute path) set first.
 #
 #   job_start_env    the environment of a job the script starts itself: no
 #                    launcher mark inherited, Open MPI allowed to run as root
