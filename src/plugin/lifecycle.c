@@ -14,7 +14,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +152,23 @@ static void write_map(const otm_plugin *p, const rank_card *all)
                        p->settings.map, strerror(errno));
 }
 
+/* With a map, each rank holds MAP.R (R: its rank) open for writing for
+ * as long as it lives: the kernel closes it as the process ends, whatever
+ * ends it, and the launcher's witness (tools/witness.c), watching the
+ * close events, learns which rank ended first. The descriptor is never
+ * closed; without the file there is no witness. */
+static void hold_rank_file(const otm_plugin *p)
+{
+    char path[sizeof p->settings.map + 16];
+    if (!p->settings.map_len)
+        return;
+    snprintf(path, sizeof path, "%s.%d", p->settings.map, p->node.rank);
+    if (open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) < 0)
+        otm_plugin_log(OTM_LOG_INFO, "rank %d: cannot open %s (%s): the launcher's "
+                       "witness will not see this rank end", p->node.rank, path,
+                       strerror(errno));
+}
+
 /* The host's end begins: from here on it says itself how the job ends. */
 static void map_end(const otm_plugin *p)
 {
@@ -210,6 +229,39 @@ static void start_trace(otm_plugin *p)
     else if (p->settings.trace_len || (p->settings.info && p->node.rank == 0))
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s; no trace or counters",
                        p->node.rank, err);
+}
+
+/* The test hook OTM_TEST_KILL_AT=KIND (docs/testing.md): the device rank
+ * OTM_TEST_KILL_RANK (default 1) kills itself with SIGKILL the moment the
+ * first event of that kind (ALLOC ... PING, as the counters name them)
+ * reaches its gate, as a rank killed in the middle of that operation: the
+ * fault tests on real MPI use it. The trace, if any, still hears every
+ * event. */
+static void hook_kill(void *ctx, otm_event *ev, int point)
+{
+    otm_plugin *p = ctx;
+    if (point == OTM_TRACE_BEGIN && ev->side == OTM_DEST && ev->kind == p->test_kill_kind)
+        raise(SIGKILL);
+    if (p->trace)
+        otm_trace_record(p->trace, ev, point);
+}
+
+static void start_kill_hook(otm_plugin *p)
+{
+    const char *kind = getenv("OTM_TEST_KILL_AT"), *rank = getenv("OTM_TEST_KILL_RANK");
+    if (!kind || atoi(rank ? rank : "1") != p->node.rank)
+        return;
+    for (int k = 1; k < OTM_KIND_END; k++)
+        if (!strcmp(kind, otm_kind_name(k)))
+            p->test_kill_kind = k;
+    if (!p->test_kill_kind) {
+        otm_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_KILL_AT=%s: not a kind of "
+                       "event; the hook is off", kind);
+        return;
+    }
+    otm_plugin_log(OTM_LOG_WARN, "test hook: rank %d dies of SIGKILL at its first %s",
+                   p->node.rank, kind);
+    p->node.hooks.trace = hook_kill;
 }
 
 /* ---- ending the process ------------------------------------------------------ */
@@ -412,8 +464,11 @@ static otm_plugin *start(void)
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
     if (p->role == OTM_ROLE_HOST)
         otm_host_region_hooks(&p->node.hooks);
+    hold_rank_file(p);
     device_map(p);
     start_trace(p);
+    if (p->role == OTM_ROLE_WORKER)
+        start_kill_hook(p);
     if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
         otm_plugin_log(OTM_LOG_ERROR, "out of memory for its %d device(s)",
                        p->node.size - 1);

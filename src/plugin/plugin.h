@@ -125,6 +125,7 @@ typedef struct otm_plugin {
     size_t nloaded, loaded_cap;
     int expected_registrations;     /* start-up descriptors to wait for */
     struct otm_output *output;      /* the regions' captured output */
+    int test_kill_kind;             /* OTM_TEST_KILL_AT's kind, or 0 */
 } otm_plugin;
 
 /* ---- the life of the plugin in this process (lifecycle.c) ---- */

@@ -157,8 +157,9 @@ typedef enum kind {
       "a file path of at most {max} bytes, no control characters, or off",    \
       "Rank 0 writes the job's map there at start-up, a line `rank R device " \
       "D pid P host H` per rank (device -1: the program), then `ranks N`, "   \
-      "and a line `end` once the program's end begins: omptarget-mpirun "     \
-      "sets it, to name the ranks when a job ends without that line.")
+      "and a line `end` once the program's end begins; each rank holds a "    \
+      "lock on PATH.RANK while it lives: omptarget-mpirun sets it, to name "  \
+      "the rank that ended first when a job ends without that line.")
 
 enum {
 #define OTM_SETTING_ID(id, ...) SET_##id,
