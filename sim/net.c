@@ -17,6 +17,7 @@
 #include "net.h"
 #include "wrap.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ struct sim_msg {
     const void *sbuf;      /* rendezvous: the sender's buffer, read at match */
     int sreq;              /* rendezvous: the send request to complete, or 0 */
     uint64_t release;      /* deliverable once net->now reaches it */
+    uint64_t owner;        /* the event that sent it (sim_net_set_owner), or 0 */
 };
 
 typedef struct msg_queue {
@@ -68,6 +70,7 @@ typedef struct sim_req {
     void *buf;             /* receive: where the payload goes */
     size_t cap;            /* receive: bytes posted */
     int src, tag, comm;    /* receive: what it matches */
+    uint64_t owner;        /* receive: the event that posted it, or 0 */
     MPI_Status st;
 } sim_req;
 
@@ -109,6 +112,10 @@ struct sim_net {
     int next_req, next_mhandle;
     uint64_t faults_fired, misuse;
     int delivering;        /* inside sim_net_deliver: all news is foreign */
+    sim_owner_fn owner_fn; /* who makes the current call (oracle) */
+    void *owner_ctx;
+    uint64_t mismatches;   /* receives that took another event's message */
+    char mismatch[200];    /* the first of them */
 };
 
 /* The one piece of file-scope state: which net the wrappers act on. */
@@ -361,6 +368,24 @@ static void send_matched(sim_net *net, const sim_msg *m)
         req_complete(net, rq, &st);
 }
 
+/* The event making the current call, as the owner function says. */
+static uint64_t owner_now(const sim_net *net)
+{
+    return net->owner_fn ? net->owner_fn(net->owner_ctx, net->rank) : 0;
+}
+
+/* A receive that one event posted taking a message another event sent. */
+static void check_owner(sim_net *net, const sim_req *rq, const sim_msg *m)
+{
+    if (!rq->owner || !m->owner || rq->owner == m->owner)
+        return;
+    if (!net->mismatches++)
+        snprintf(net->mismatch, sizeof net->mismatch, "rank %d: a receive posted by "
+                 "event %" PRIu64 " took message %" PRIu64 " of event %" PRIu64
+                 " (from rank %d, communicator %d, tag %d)", rq->rank, rq->owner, m->id,
+                 m->owner, m->src, m->comm, m->tag);
+}
+
 /* Completes receive `rq` with message `m` and frees the message. */
 static void recv_complete(sim_net *net, sim_req *rq, sim_msg *m)
 {
@@ -368,6 +393,7 @@ static void recv_complete(sim_net *net, sim_req *rq, sim_msg *m)
     const void *from = m->data ? (const void *)m->data : m->sbuf;
     MPI_Status st = {(int)n, 0, m->src, m->tag, MPI_SUCCESS};
 
+    check_owner(net, rq, m);
     /* A freed receive still consumes its message, which is dropped. */
     if (!rq->freed && n > 0)
         memcpy(rq->buf, from, n);
@@ -779,6 +805,19 @@ uint64_t sim_net_misuse(const sim_net *net)
     return net->misuse;
 }
 
+void sim_net_set_owner(sim_net *net, sim_owner_fn fn, void *ctx)
+{
+    net->owner_fn = fn;
+    net->owner_ctx = ctx;
+}
+
+uint64_t sim_net_mismatches(const sim_net *net, const char **first)
+{
+    if (first)
+        *first = net->mismatch;
+    return net->mismatches;
+}
+
 uint64_t sim_net_epoch(const sim_net *net, int rank)
 {
     check_rank(net, rank, "sim_net_epoch");
@@ -1143,7 +1182,7 @@ static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
     MPI_Status st = status_empty();
 
     *m = (sim_msg){.id = net->next_msg_id++, .src = net->rank, .dst = dest,
-                   .comm = comm, .tag = tag, .len = len};
+                   .comm = comm, .tag = tag, .len = len, .owner = owner_now(net)};
     m->release = delay_due(net, me(net)->calls[SIM_FN_Isend]);
     if (dest != net->rank && len <= net->cfg.eager_limit) {
         m->data = xcalloc(1, len ? len : 1);
@@ -1194,6 +1233,7 @@ int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
     rq->src = source;
     rq->tag = tag;
     rq->comm = comm;
+    rq->owner = owner_now(net);
     *request = rq->handle;
     m = q_take(&me(net)->arrived, source, tag, comm);
     if (m)
@@ -1249,6 +1289,7 @@ int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
     rq = req_new(net, 1);
     rq->buf = buf;
     rq->cap = (size_t)count;
+    rq->owner = owner_now(net);
     *request = rq->handle;
     *message = MPI_MESSAGE_NULL;
     recv_complete(net, rq, m);

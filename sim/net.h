@@ -154,6 +154,17 @@ uint64_t sim_net_sent(const sim_net *net);
 
 /* Misuse detected (see above), all ranks. */
 uint64_t sim_net_misuse(const sim_net *net);
+
+/* The oracle of matches: `fn` says which event of `rank` makes the call
+ * being served (a number both sides of one operation share; 0: none, or
+ * not known). The net stamps each send and each posted receive with it,
+ * and counts a receive stamped by one event that takes a message stamped
+ * by another: a message matched by an event that did not post it. NULL:
+ * nothing stamped (the default). */
+typedef uint64_t (*sim_owner_fn)(void *ctx, int rank);
+void sim_net_set_owner(sim_net *net, sim_owner_fn fn, void *ctx);
+/* Such matches so far; *first (if not NULL) describes the first. */
+uint64_t sim_net_mismatches(const sim_net *net, const char **first);
 /* A hash of the whole observable state (messages, requests, counters). */
 uint64_t sim_net_hash(const sim_net *net);
 /* A counter bumped whenever something outside `rank` changes what its MPI

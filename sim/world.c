@@ -32,9 +32,15 @@ typedef struct actor {
 } actor;
 
 /* Per-rank context of the node hooks: memory accounting and faults. */
+#define PROGRESS_DEPTH 8
+
 typedef struct rank_ctx {
     sim_world *w;
     int rank;
+    /* The events otm_event_progress is moving on this rank, innermost
+     * last (an event moves its probe): the owner of each MPI call. */
+    const otm_event *moving[PROGRESS_DEPTH];
+    int depth;
     uint64_t allocs;        /* allocations made (for fail_alloc) */
     uint64_t fail_at;       /* fail the allocation with this number */
     int64_t live;           /* allocations not yet released */
@@ -254,11 +260,44 @@ static void h_idle(void *ctx)
     sim_net_set_rank(rc->w->net, rc->rank);
 }
 
+static void h_progress(void *ctx, otm_event *ev, int entering)
+{
+    rank_ctx *rc = ctx;
+    if (!entering) {
+        rc->depth--;
+        return;
+    }
+    if (rc->depth == PROGRESS_DEPTH) {
+        fprintf(stderr, "sim: events nested deeper than %d in progress\n", PROGRESS_DEPTH);
+        abort();                /* the harness's own limit */
+    }
+    rc->moving[rc->depth++] = ev;
+}
+
+/* The number both sides of an operation share: the host event's id, which
+ * a worker's event reads in the notification that made it. */
+static uint64_t operation_of(const otm_event *ev)
+{
+    otm_notify n;
+    if (ev->side == OTM_ORIGIN)
+        return ev->id;
+    if (!ev->msg || otm_wire_get_notify(ev->msg, ev->msg_len, &n) == OTM_ERR_BAD_MESSAGE)
+        return 0;
+    return n.id;
+}
+
+/* sim_net_set_owner's function: the event making the current MPI call. */
+static uint64_t call_owner(void *ctx, int rank)
+{
+    const rank_ctx *rc = &((sim_world *)ctx)->ctx[rank];
+    return rc->depth ? operation_of(rc->moving[rc->depth - 1]) : 0;
+}
+
 static otm_hooks hooks_for(rank_ctx *rc)
 {
     otm_hooks h = {
         .alloc = h_alloc, .release = h_release, .now = h_now,
-        .idle = h_idle, .ctx = rc,
+        .idle = h_idle, .progress = h_progress, .ctx = rc,
         .region_output = host_output, .region_fault = host_fault,
         .device = {.load_image = dev_load, .unload_image = dev_unload,
                    .run_kernel = dev_run, .output_pending = dev_pending,
@@ -365,6 +404,7 @@ sim_world *sim_world_create(const sim_config *cfg)
         return NULL;
     }
     sim_net_install(w->net);
+    sim_net_set_owner(w->net, call_owner, w);
     if (init_ranks(w)) {
         sim_world_destroy(w);
         return NULL;
@@ -773,8 +813,11 @@ static int check_tags(sim_world *w)
 
 static int check_invariants(sim_world *w)
 {
+    const char *first;
     if (sim_net_misuse(w->net))
         return violation(w, "MPI misused (%" PRIu64 " times)", sim_net_misuse(w->net));
+    if (sim_net_mismatches(w->net, &first))
+        return violation(w, "%s", first);
     for (int r = 0; r < w->nranks; r++)
         if (w->node_up[r] && check_rank(w, r))
             return -1;

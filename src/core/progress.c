@@ -69,7 +69,7 @@ static int run_steps(otm_node *node, otm_event *ev)
     return moved;
 }
 
-int otm_event_progress(otm_node *node, otm_event *ev)
+static int progress_event(otm_node *node, otm_event *ev)
 {
     /* Timeouts count from the first time the event could run, not from
      * when it was queued behind others. */
@@ -96,4 +96,14 @@ int otm_event_progress(otm_node *node, otm_event *ev)
     run_steps(node, ev);
     live_step(node, ev);                /* failed: its probe goes on alone */
     return 1;
+}
+
+int otm_event_progress(otm_node *node, otm_event *ev)
+{
+    if (!node->hooks.progress)
+        return progress_event(node, ev);
+    node->hooks.progress(node->hooks.ctx, ev, 1);
+    int moved = progress_event(node, ev);
+    node->hooks.progress(node->hooks.ctx, ev, 0);
+    return moved;
 }

@@ -256,6 +256,74 @@ static void test_improbe_any_source(void **state)
     expect_recv(net, 2, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, 0, "x");
 }
 
+/* ---- the oracle of matches ------------------------------------------------------ */
+
+static uint64_t owners[NRANKS];
+
+static uint64_t owner_of(void *ctx, int rank)
+{
+    (void)ctx;
+    return owners[rank];
+}
+
+/* Sends as `from` on behalf of `owner`, receives as `to` on behalf of
+ * `poster` (posted before or after the arrival), by Irecv or by
+ * Improbe and Imrecv. */
+static void send_recv_as(sim_net *net, uint64_t owner, uint64_t poster, int posted_first,
+                         int probe)
+{
+    char buf[8] = {0};
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    int flag = 0;
+    owners[0] = owner;
+    owners[1] = poster;
+    if (posted_first && !probe)
+        rq = irecv(net, 1, 0, 9, MPI_COMM_WORLD, buf, sizeof buf);
+    isend(net, 0, 1, 9, MPI_COMM_WORLD, "m", 2);
+    deliver_all(net);
+    if (probe) {
+        sim_net_set_rank(net, 1);
+        assert_int_equal(MPI_Improbe(0, 9, MPI_COMM_WORLD, &flag, &msg, &st), MPI_SUCCESS);
+        assert_int_equal(flag, 1);
+        assert_int_equal(MPI_Imrecv(buf, sizeof buf, MPI_BYTE, &msg, &rq), MPI_SUCCESS);
+    } else if (!posted_first) {
+        rq = irecv(net, 1, 0, 9, MPI_COMM_WORLD, buf, sizeof buf);
+    }
+    assert_true(done(net, 1, &rq, NULL));
+    assert_string_equal(buf, "m");
+}
+
+static void test_oracle_of_matches(void **state)
+{
+    sim_net *net = *state;
+    const char *first = NULL;
+    sim_net_set_owner(net, owner_of, NULL);
+    /* The same operation on both sides, or an unknown side: nothing. */
+    for (int how = 0; how < 3; how++) {
+        send_recv_as(net, 5, 5, how == 0, how == 2);
+        send_recv_as(net, 0, 5, how == 0, how == 2);
+        send_recv_as(net, 5, 0, how == 0, how == 2);
+    }
+    assert_int_equal(sim_net_mismatches(net, &first), 0);
+    assert_string_equal(first, "");
+    /* A receive posted by operation 6 takes operation 5's message, each
+     * way a receive can take it: counted, the first described. */
+    send_recv_as(net, 5, 6, 1, 0);
+    assert_int_equal(sim_net_mismatches(net, &first), 1);
+    assert_non_null(strstr(first, "rank 1: a receive posted by event 6 took message"));
+    assert_non_null(strstr(first, "of event 5 (from rank 0"));
+    send_recv_as(net, 5, 7, 0, 0);
+    send_recv_as(net, 8, 7, 0, 1);
+    assert_int_equal(sim_net_mismatches(net, NULL), 3);
+    assert_non_null(strstr(first, "posted by event 6"));
+    /* Without the function nothing is stamped. */
+    sim_net_set_owner(net, NULL, NULL);
+    send_recv_as(net, 5, 6, 1, 0);
+    assert_int_equal(sim_net_mismatches(net, NULL), 3);
+}
+
 static void test_imrecv_bad_message(void **state)
 {
     sim_net *net = *state;
@@ -909,6 +977,7 @@ int main(void)
         T(test_non_overtaking),
         T(test_channels_any_order),
         T(test_improbe_any_source),
+        T(test_oracle_of_matches),
         T(test_imrecv_bad_message),
         T(test_eager_completes_at_once),
         T(test_rendezvous_waits_for_receive),
