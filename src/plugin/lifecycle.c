@@ -134,7 +134,8 @@ static _Noreturn void abort_job(void);
 /* OMPTARGET_MPI_MAP: the map as a file, for whoever must name the ranks
  * of a job that ended before the host's end began (the launcher, when the
  * MPI runtime killed the job because a rank died): a line a rank, the
- * count (the map is whole), then `end` from map_end. Not written is only a warning: the job runs. */
+ * count (the map is whole), then `end` from map_end. A map not written is
+ * a warning: the job runs without it. */
 static void write_map(const otm_plugin *p, const rank_card *all)
 {
     if (!p->settings.map_len)
