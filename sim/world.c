@@ -31,9 +31,9 @@ typedef struct actor {
     int idle;               /* ran without moving; wakes on news */
 } actor;
 
-/* Per-rank context of the node hooks: memory accounting and faults. */
 #define PROGRESS_DEPTH 8
 
+/* Per-rank context of the node hooks: memory accounting and faults. */
 typedef struct rank_ctx {
     sim_world *w;
     int rank;

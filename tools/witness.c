@@ -45,7 +45,6 @@
 static const char *map_path;
 static pid_t parent;
 static int rank_of_wd[MAX_RANKS + 2];   /* inotify gives wd 1, 2, ... */
-static int watches;
 
 static void pause_ms(long ms)
 {
@@ -77,7 +76,7 @@ static int watch_ranks(int in)
 {
     struct utsname me;
     char buf[256], host[200], path[4200];
-    int rank, device;
+    int rank, device, n = 0;
     long long pid;
     FILE *f = fopen(map_path, "re");
     if (!f)
@@ -95,10 +94,10 @@ static int watch_ranks(int in)
         if (wd <= 0 || wd > MAX_RANKS + 1)
             continue;
         rank_of_wd[wd] = rank;
-        watches++;
+        n++;
     }
     fclose(f);
-    return watches;
+    return n;
 }
 
 /* Appends `lost rank R` for each close event read from `in`, in order;
