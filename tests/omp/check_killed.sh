@@ -49,14 +49,7 @@ done
 victim=$(sed -n 's/.*device 0: rank 1 on .*, pid \([0-9][0-9]*\).*/\1/p' "$tmp/err" | head -n 1)
 [ -n "$victim" ] || job_fail "no pid for device 0 in the device map on stderr"
 [ -n "$kind" ] || kill -KILL "$victim" || job_fail "cannot kill pid $victim"
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -le 300 ] || { kill -9 "$pid"; job_fail "the job still ran 30 s after the kill"; }
-    sleep 0.1
-done
-wait "$pid"
-status=$?
+job_wait_end "$pid" "the kill"
 took=$(($(date +%s) - start))
 pids=$(sed -n 's/.*: \(host program\|device [0-9]*\): rank [0-9]* on .*, pid \([0-9][0-9]*\).*/\2/p' \
            "$tmp/err")

@@ -26,14 +26,7 @@ pid=$!
 job_wait_run "$pid"
 sleep 0.5                       # the region is running on device 0 now
 kill -s "$sig" "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -le 300 ] || { kill -9 "$pid"; job_fail "the launcher still ran 30 s after SIG$sig"; }
-    sleep 0.1
-done
-wait "$pid"
-status=$?
+job_wait_end "$pid" "SIG$sig"
 [ "$status" -eq "$want" ] || job_fail "the launcher exited with $status after SIG$sig, expected $want"
 job_wait_gone
 echo "$me: SIG$sig to the launcher: status $status, no process left"

@@ -43,14 +43,7 @@ until grep -q "$said" "$tmp/err"; do
 done
 found=$(($(date +%s) - start))
 kill -CONT "$victim" 2>/dev/null
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -le 300 ] || { kill -9 "$pid"; job_fail "the job still ran 30 s after device 0 was found"; }
-    sleep 0.1
-done
-wait "$pid"
-status=$?
+job_wait_end "$pid" "device 0 was found"
 took=$(($(date +%s) - start))
 [ "$status" -ne 0 ] || job_fail "the launcher exited with status 0"
 job_wait_gone

@@ -7,6 +7,10 @@
 #                    and to oversubscribe, two devices expected
 #   job_fail MSG     prints MSG, then the job's stdout and stderr; exit 1
 #   job_wait_run PID waits (30 s at most) for the program's "RUN" line
+#   job_wait_end PID WHAT
+#                    waits (30 s at most) for the launcher PID to end, then
+#                    sets `status` to its exit status; fails saying "the
+#                    job still ran 30 s after WHAT" otherwise
 #   job_wait_gone    waits (10 s at most) until no process of prog is left
 # $tmp holds the job's out and err; it and the program's processes go at
 # the script's exit.
@@ -41,6 +45,17 @@ job_wait_run() {
         kill -0 "$1" 2>/dev/null || job_fail "the launcher ended before the program started"
         sleep 0.1
     done
+}
+
+job_wait_end() {
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        [ "$i" -le 300 ] || { kill -9 "$1"; job_fail "the job still ran 30 s after $2"; }
+        sleep 0.1
+    done
+    wait "$1"
+    status=$?
 }
 
 job_wait_gone() {
