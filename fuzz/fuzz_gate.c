@@ -349,19 +349,24 @@ static void run_input(scn *s, const uint8_t *data, size_t size, const otm_notify
     if (res != SIM_OK && res != SIM_DEADLOCK)
         die(s->w, "world failed while the gate handled the input", (int)res);
 
-    still_serves(s);
-
     sim_world_act_as(s->w, 0);
     int flag = 0;
-    if (MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
-        die(s->w, "the gate never received the notification", flag);
     if (x.answerable && !x.replied) {
-        /* No reply came (the world ran dry first): withdraw the receive so
-         * the teardown's request check sees only the node's own. */
+        /* No reply came (the world ran dry first: e.g. the worker gave up
+         * waiting for data the raw host never sends, which fails its event
+         * without an answer). Withdraw the receive before the check below:
+         * the host may hand out the same (communicator, tag) to its ALLOC,
+         * whose reply this receive would otherwise take. */
         MPI_Cancel(&x.rreq);
         if (MPI_Test(&x.rreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
             die(s->w, "cancelling the reply receive", flag);
     }
+
+    still_serves(s);
+
+    sim_world_act_as(s->w, 0);
+    if (MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
+        die(s->w, "the gate never received the notification", flag);
     if (x.answerable)
         drain_strays(&x);
     /* The worker's side of the DELETE may still be ending (its reply's send
