@@ -6,7 +6,8 @@
  * a transfer that fails half-way, UNLOAD (the image's kernels and global
  * are gone afterwards, also for bad ids), a region's output forwarded
  * inline and in fragments, and a kernel fault reaching the host with its
- * status while the device then refuses everything but the exit.
+ * status while the device then refuses everything but the exit, and a
+ * LOAD reply claiming more entries than the host has room for.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -376,6 +377,33 @@ static void test_load_without_bytes_refused(void **state)
     close1(&s);
 }
 
+/* A worker that answers a LOAD with more entries than the host has room
+ * for: the host refuses the reply (OTM_ERR_BAD_SIZE), writes nothing past
+ * its table, and the job still serves and ends cleanly. */
+static void test_load_reply_too_many_entries(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    struct {
+        otm_entry table[2];
+        uint8_t guard[SIM_K_COUNT * sizeof(otm_entry)];
+    } room;
+    memset(&room, 0xa5, sizeof room);
+    uint64_t count = 0;
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = 1, .host = room.table, .size = 2,
+                 .result = &count, .image = {.id = 60, .size = 8, .hash = sim_image_hash(8)}};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_BAD_SIZE);
+    assert_int_equal(count, SIM_K_COUNT + 1);   /* what the worker claimed */
+    for (size_t i = 0; i < sizeof room.guard; i++)
+        assert_int_equal(room.guard[i], 0xa5);
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(s.nentries[1], SIM_K_COUNT + 1);
+    close1(&s);
+}
+
 int main(void)
 {
     make_image();
@@ -390,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
         cmocka_unit_test(test_load_without_bytes_refused),
+        cmocka_unit_test(test_load_reply_too_many_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
