@@ -148,7 +148,6 @@ static int start_retrieve(otm_node *node, otm_event *ev)
     otm_status st = check_plan(ev->p.retrieve.size, ev->p.retrieve.frag);
     if (st == OTM_OK)
         st = check(node, ev->p.retrieve.addr, ev->p.retrieve.size);
-    ev->value = ev->p.retrieve.size;    /* bytes to send */
     return to_reply(ev, st);
 }
 
