@@ -92,7 +92,7 @@ const char *__asan_default_options(void);
 /* Huge ALLOC sizes must come back as NULL, not as a sanitizer report. */
 const char *__asan_default_options(void)
 {
-    return "allocator_may_return_null=1:max_allocation_size_mb=1024";
+    return "allocator_may_return_null=1:max_allocation_size_mb=1024:" OTM_FUZZ_ASAN_OPTIONS;
 }
 
 enum { R_GONE = 0, R_LIVE, R_POOLED, R_GLOBAL };

@@ -59,7 +59,7 @@ const char *__asan_default_options(void);
  * limit (2 GiB by default), so cap the allocator below that limit. */
 const char *__asan_default_options(void)
 {
-    return "allocator_may_return_null=1:max_allocation_size_mb=1024";
+    return "allocator_may_return_null=1:max_allocation_size_mb=1024:" OTM_FUZZ_ASAN_OPTIONS;
 }
 
 static void die(sim_world *w, const char *what, int detail)

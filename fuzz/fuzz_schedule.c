@@ -41,6 +41,13 @@
 #define FAULT_BYTES 4
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *__asan_default_options(void);
+
+/* fuzz/CMakeLists.txt says why. */
+const char *__asan_default_options(void)
+{
+    return OTM_FUZZ_ASAN_OPTIONS;
+}
 
 static const sim_fn call_fns[] = {SIM_FN_Isend, SIM_FN_Irecv, SIM_FN_Test,
                                   SIM_FN_Improbe, SIM_FN_Imrecv, SIM_FN_Get_count,
