@@ -196,6 +196,20 @@ void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
     otm_plugin_free(q);
 }
 
+void otm_pqueue_release(otm_plugin *p, otm_pqueue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    otm_pqueue **waits = q->waits;
+    size_t n = q->nwaits;
+    q->waits = NULL;
+    q->nwaits = q->waits_cap = 0;
+    pthread_mutex_unlock(&q->lock);
+    for (size_t i = 0; i < n; i++)
+        otm_pqueue_unref(p, waits[i]);
+    otm_plugin_free(waits);
+    otm_pqueue_unref(p, q);
+}
+
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
 {
     if (!on || on == q)

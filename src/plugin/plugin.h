@@ -254,6 +254,11 @@ otm_pqueue *otm_pqueue_new(otm_plugin *p);
 /* Drops a reference; the last one frees q and drops q's references on the
  * queues it waits on. */
 void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
+/* The async info lets go of q (synchronize, or query_async that found it
+ * empty): q's waits go first, then the info's reference. A wait matters
+ * only while a wait_event of q is queued, and two queues that waited on
+ * each other's events would otherwise hold each other for ever. */
+void otm_pqueue_release(otm_plugin *p, otm_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
 /* Records that q waits on an event of `on` (takes a reference). -1 when

@@ -515,7 +515,7 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     otm_pqueue *q = ai->Queue;
     otm_status st = otm_pqueue_wait(p, q);
     ai->Queue = NULL;
-    otm_pqueue_unref(p, q);
+    otm_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
         otm_host_device_lost(p, id + 1);
     if (st) {
@@ -542,7 +542,7 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
     if (!otm_pqueue_query(p, q, &st))
         return OFFLOAD_SUCCESS;
     ai->Queue = NULL;
-    otm_pqueue_unref(p, q);
+    otm_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
         otm_host_device_lost(p, id + 1);
     if (st) {
