@@ -210,26 +210,62 @@ void otm_pqueue_release(otm_plugin *p, otm_pqueue *q)
     otm_pqueue_unref(p, q);
 }
 
-int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+/* Adds w to q's waits, with the reference the caller took on it; q's lock
+ * is held. Returns 1 when q keeps the reference, 0 when w was there
+ * already (or is q), -1 when memory is short. */
+static int add_wait(otm_pqueue *q, otm_pqueue *w)
 {
-    if (!on || on == q)
+    if (w == q)
         return 0;
-    pthread_mutex_lock(&q->lock);
     for (size_t i = 0; i < q->nwaits; i++)
-        if (q->waits[i] == on)
-            return pthread_mutex_unlock(&q->lock), 0;
+        if (q->waits[i] == w)
+            return 0;
     if (q->nwaits == q->waits_cap) {
         size_t cap = q->waits_cap ? 2 * q->waits_cap : 4;
         otm_pqueue **grown = otm_plugin_realloc(q->waits, cap * sizeof *grown);
         if (!grown)
-            return pthread_mutex_unlock(&q->lock), -1;
+            return -1;
         q->waits = grown;
         q->waits_cap = cap;
     }
-    pqueue_ref(p, on);
-    q->waits[q->nwaits++] = on;
+    q->waits[q->nwaits++] = w;
+    return 1;
+}
+
+int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+{
+    if (!on || on == q)
+        return 0;
+    /* on, and what on waits on: the event may sit behind a wait of on's,
+     * on a queue that only a waiter progresses (pump_waits goes one level
+     * deep). A snapshot under on's lock alone, with references taken, so
+     * that no two queue locks are ever held at once here. */
+    pthread_mutex_lock(&on->lock);
+    size_t n = 1 + on->nwaits;
+    otm_pqueue **add = otm_plugin_calloc(n, sizeof *add);
+    if (add) {
+        add[0] = on;
+        memcpy(add + 1, on->waits, on->nwaits * sizeof *add);
+        for (size_t i = 0; i < n; i++)
+            pqueue_ref(p, add[i]);
+    }
+    pthread_mutex_unlock(&on->lock);
+    if (!add)
+        return -1;
+    int rc = 0;
+    pthread_mutex_lock(&q->lock);
+    for (size_t i = 0; i < n; i++) {
+        int kept = rc ? 0 : add_wait(q, add[i]);
+        rc = kept < 0 ? -1 : rc;
+        if (kept == 1)
+            add[i] = NULL;
+    }
     pthread_mutex_unlock(&q->lock);
-    return 0;
+    for (size_t i = 0; i < n; i++)
+        if (add[i])
+            otm_pqueue_unref(p, add[i]);
+    otm_plugin_free(add);
+    return rc;
 }
 
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)

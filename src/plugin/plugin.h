@@ -261,8 +261,10 @@ void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
 void otm_pqueue_release(otm_plugin *p, otm_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
-/* Records that q waits on an event of `on` (takes a reference). -1 when
- * memory is short. */
+/* Records that q waits on an event of `on`: q's waits gain `on` and the
+ * queues `on` waits on, each with a reference (so that one wait of q's
+ * progresses every queue the event may depend on). -1 when memory is
+ * short. */
 int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
 /* Waits for every event of q; returns its first failure (then reset).
  * This and otm_event_wait share the host's one wait loop. */
