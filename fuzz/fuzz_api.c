@@ -271,9 +271,10 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
 void otm_idle_after(otm_idle *idle, int moved, int streaming)
 {
     (void)streaming;
-    static uint64_t rounds;
-    if (++rounds % 50000000u == 0)
-        die("a host call spins without end (%llu rounds)", (unsigned long long)rounds);
+    /* Rounds of this wait (otm_idle_init starts each wait at 0): a count
+     * kept across waits and inputs once ended a run of a million inputs. */
+    if (++idle->polls == 50000000u)
+        die("a host call spins without end (%u rounds)", idle->polls);
     if (moved)
         idle->idle_since = 0;
     if (sim_world_step(world)) {

@@ -43,16 +43,17 @@ start=$(date +%s)
 "$build/fuzz/$h" -runs="$runs" -max_total_time="$secs" -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" $extra "$work/corpus" >"$log" 2>&1 || rc=$?
 took=$(($(date +%s) - start))
-done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+# The log may hold the input bytes a harness printed: read it as text.
+done_runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | tr -dc 0-9)
+rate=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | tr -dc 0-9)
 # The last status line: "#N DONE cov: C ft: F corp: K/SIZE ...".
-cov=$(grep -E '^#[0-9]+' "$log" | tail -n 1 |
+cov=$(grep -a -E '^#[0-9]+' "$log" | tail -n 1 |
       sed -n 's/.*\(cov: [0-9]* ft: [0-9]* corp: [^ ]*\).*/\1/p')
 echo "$h: ${done_runs:-?} executions, ${rate:-?} exec/s, ${took}s;" \
      "${cov:-cov: ?}; $(ls "$work/corpus" | wc -l) inputs in $work/corpus;" \
      "$(ls "$work/artifacts" | wc -l) crashes (log: $log)"
 if [ "$rc" -ne 0 ]; then
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz_[a-z]+:)|Test unit written' "$log" || true
+    grep -a -E '^(==[0-9]+==ERROR|SUMMARY|fuzz_[a-z]+:)|Test unit written' "$log" || true
     echo "$h: FAILED (exit $rc); minimize with: $build/fuzz/$h -minimize_crash=1 -runs=10000 ARTIFACT" >&2
 fi
 exit "$rc"
