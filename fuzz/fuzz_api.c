@@ -140,7 +140,6 @@ typedef struct lane {
     int ops;                /* operations since the last synchronize */
     int st;                 /* what synchronize must return */
     uint64_t last_seq;
-    int last_st;
 } lane;
 
 typedef struct mevent {
@@ -507,7 +506,6 @@ static pend *new_pend(int l, int st)
     ln->ops++;
     ln->st = combine(ln->st, st);
     ln->last_seq = x->seq;
-    ln->last_st = st;
     return x;
 }
 
@@ -933,8 +931,11 @@ static void op_record(void)
     e->lane = l;
     e->seq = ln->last_seq;
     /* The queue may have run dry (its events then are gone): a failure is
-     * then not seen. */
-    e->st = ln->last_st == ST_OK ? ST_OK : ST_EITHER;
+     * then not seen. And the event recorded is the queue's last one left,
+     * which may be an earlier operation of the lane than the model's last:
+     * a wait_event on an event whose queue had run dry enqueues nothing.
+     * So any failure of the lane since its synchronize may be reported. */
+    e->st = ln->st == ST_OK ? ST_OK : ST_EITHER;
 }
 
 static void op_wait(void)
