@@ -1145,6 +1145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     H.n = size;
     setup();
     while (H.n) {
+        /* The model's record of pending operations is bounded: a long
+         * program drains its lanes now and then (each operation adds at
+         * most one). Every lane: a wait_event that enqueued nothing is
+         * pending in the model on a lane without a queue. */
+        for (int l = 0; H.npend == MAX_PENDING && l < LANES; l++)
+            synchronize(l);
         switch (take() % OPS) {
         case OP_ALLOC: op_alloc(); break;
         case OP_DELETE: op_delete(); break;
