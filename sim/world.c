@@ -40,6 +40,7 @@ typedef struct rank_ctx {
     /* The events otm_event_progress is moving on this rank, innermost
      * last (an event moves its probe): the owner of each MPI call. */
     const otm_event *moving[PROGRESS_DEPTH];
+    uint64_t before[PROGRESS_DEPTH];    /* their progress_mark on entry */
     int depth;
     uint64_t allocs;        /* allocations made (for fail_alloc) */
     uint64_t fail_at;       /* fail the allocation with this number */
@@ -260,17 +261,33 @@ static void h_idle(void *ctx)
     sim_net_set_rank(rc->w->net, rc->rank);
 }
 
-static void h_progress(void *ctx, otm_event *ev, int entering)
+/* What a progress that moved nothing leaves as it was (otm/event.h:
+ * otm_event_progress returns 1 when the step or state moved, a reply was
+ * posted or a fragment completed): the idle policy trusts that answer. */
+static uint64_t progress_mark(const otm_event *ev)
+{
+    return (uint64_t)ev->state | (uint64_t)ev->step << 8 |
+           (uint64_t)ev->replied << 16 | ev->moved << 24;
+}
+
+static void h_progress(void *ctx, otm_event *ev, int moved)
 {
     rank_ctx *rc = ctx;
-    if (!entering) {
+    if (moved >= 0) {
         rc->depth--;
+        if (!moved && progress_mark(ev) != rc->before[rc->depth])
+            violation(rc->w, "rank %d: event %" PRIu64 " (%s) changed from step %s "
+                      "to %s, state %s, but its progress said nothing moved", rc->rank,
+                      ev->id, otm_kind_name(ev->kind),
+                      otm_step_name((int)(rc->before[rc->depth] >> 8 & 0xff)),
+                      otm_step_name(ev->step), otm_state_name(ev->state));
         return;
     }
     if (rc->depth == PROGRESS_DEPTH) {
         fprintf(stderr, "sim: events nested deeper than %d in progress\n", PROGRESS_DEPTH);
         abort();                /* the harness's own limit */
     }
+    rc->before[rc->depth] = progress_mark(ev);
     rc->moving[rc->depth++] = ev;
 }
 

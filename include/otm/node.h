@@ -109,11 +109,12 @@ typedef struct otm_hooks {
      * write ev->trace and must not touch anything else of the node. An
      * event torn down live by otm_node_fini gets no END. */
     void (*trace)(void *ctx, otm_event *ev, int point);
-    /* NULL: none. Else called with entering = 1 when otm_event_progress
-     * starts moving `ev` and with 0 when it returns (nested, for the probe
-     * an event moves), on that thread: the simulator's oracle learns which
-     * event makes each MPI call. */
-    void (*progress)(void *ctx, otm_event *ev, int entering);
+    /* NULL: none. Else called with moved = -1 when otm_event_progress
+     * starts moving `ev` and with what it returns (1 or 0) when it
+     * returns (nested, for the probe an event moves), on that thread: the
+     * simulator's oracles learn which event makes each MPI call, and that
+     * an event whose step or state changed said so. */
+    void (*progress)(void *ctx, otm_event *ev, int moved);
     /* Host: what an EXECUTE's region wrote to stdout (stream 1) and stderr
      * (2) on worker `rank`, and how it died; called on the thread that
      * ends the event, before it ends (so before anyone waiting on it

@@ -102,8 +102,8 @@ int otm_event_progress(otm_node *node, otm_event *ev)
 {
     if (!node->hooks.progress)
         return progress_event(node, ev);
-    node->hooks.progress(node->hooks.ctx, ev, 1);
+    node->hooks.progress(node->hooks.ctx, ev, -1);
     int moved = progress_event(node, ev);
-    node->hooks.progress(node->hooks.ctx, ev, 0);
+    node->hooks.progress(node->hooks.ctx, ev, moved);
     return moved;
 }
