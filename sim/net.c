@@ -114,6 +114,8 @@ struct sim_net {
     int delivering;        /* inside sim_net_deliver: all news is foreign */
     sim_owner_fn owner_fn; /* who makes the current call (oracle) */
     void *owner_ctx;
+    sim_buffer_fn buffer_fn; /* whose memory a buffer is (oracle) */
+    void *buffer_ctx;
     uint64_t mismatches;   /* receives that took another event's message */
     char mismatch[200];    /* the first of them */
 };
@@ -384,6 +386,16 @@ static void check_owner(sim_net *net, const sim_req *rq, const sim_msg *m)
                  "event %" PRIu64 " took message %" PRIu64 " of event %" PRIu64
                  " (from rank %d, communicator %d, tag %d)", rq->rank, rq->owner, m->id,
                  m->owner, m->src, m->comm, m->tag);
+}
+
+/* A send or receive of the current rank on memory that is not its own. */
+static void check_buffer(sim_net *net, const void *buf, size_t len, const char *what)
+{
+    if (!net->buffer_fn || !len || net->buffer_fn(net->buffer_ctx, net->rank, buf, len))
+        return;
+    if (!net->mismatches++)
+        snprintf(net->mismatch, sizeof net->mismatch, "rank %d: %s of %zu bytes at %p, "
+                 "memory that is not the rank's own", net->rank, what, len, buf);
 }
 
 /* Completes receive `rq` with message `m` and frees the message. */
@@ -811,6 +823,12 @@ void sim_net_set_owner(sim_net *net, sim_owner_fn fn, void *ctx)
     net->owner_ctx = ctx;
 }
 
+void sim_net_set_buffer_check(sim_net *net, sim_buffer_fn fn, void *ctx)
+{
+    net->buffer_fn = fn;
+    net->buffer_ctx = ctx;
+}
+
 uint64_t sim_net_mismatches(const sim_net *net, const char **first)
 {
     if (first)
@@ -1181,6 +1199,7 @@ static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
     sim_msg *m = xcalloc(1, sizeof *m);
     MPI_Status st = status_empty();
 
+    check_buffer(net, buf, len, "a send");
     *m = (sim_msg){.id = net->next_msg_id++, .src = net->rank, .dst = dest,
                    .comm = comm, .tag = tag, .len = len, .owner = owner_now(net)};
     m->release = delay_due(net, me(net)->calls[SIM_FN_Isend]);
@@ -1227,6 +1246,7 @@ int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
         rc = check_match(net, source, tag, comm);
     if (rc != MPI_SUCCESS)
         return rc;
+    check_buffer(net, buf, (size_t)count, "a receive");
     rq = req_new(net, 1);
     rq->buf = buf;
     rq->cap = (size_t)count;
@@ -1286,6 +1306,7 @@ int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
     m = q_take_handle(&net->probed, *message, net->rank);
     if (!m)
         return misuse(net, MPI_ERR_REQUEST);
+    check_buffer(net, buf, (size_t)count, "a receive");
     rq = req_new(net, 1);
     rq->buf = buf;
     rq->cap = (size_t)count;

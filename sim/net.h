@@ -163,7 +163,15 @@ uint64_t sim_net_misuse(const sim_net *net);
  * nothing stamped (the default). */
 typedef uint64_t (*sim_owner_fn)(void *ctx, int rank);
 void sim_net_set_owner(sim_net *net, sim_owner_fn fn, void *ctx);
-/* Such matches so far; *first (if not NULL) describes the first. */
+/* The oracle of buffers: every rank of the simulated job shares one
+ * address space, where a worker could send from or receive into another
+ * rank's memory without MPI noticing. `fn` says whether [buf, buf+len) is
+ * memory of `rank`; a send or receive on a buffer that is not counts as a
+ * mismatch too. NULL: not checked (the default). */
+typedef int (*sim_buffer_fn)(void *ctx, int rank, const void *buf, size_t len);
+void sim_net_set_buffer_check(sim_net *net, sim_buffer_fn fn, void *ctx);
+/* Such matches and buffers so far; *first (if not NULL) describes the
+ * first. */
 uint64_t sim_net_mismatches(const sim_net *net, const char **first);
 /* A hash of the whole observable state (messages, requests, counters). */
 uint64_t sim_net_hash(const sim_net *net);

@@ -45,6 +45,8 @@ typedef struct rank_ctx {
     uint64_t allocs;        /* allocations made (for fail_alloc) */
     uint64_t fail_at;       /* fail the allocation with this number */
     int64_t live;           /* allocations not yet released */
+    struct block { uintptr_t at; size_t size; } *blocks;   /* ... which */
+    size_t nblocks, blocks_cap;
     uint8_t global[SIM_GLOBAL_SIZE];
     otm_entry entries[SIM_K_COUNT + 1];
     int64_t images;         /* loaded and not unloaded */
@@ -233,17 +235,55 @@ static void *h_alloc(void *ctx, size_t size)
     rank_ctx *rc = ctx;
     if (++rc->allocs == rc->fail_at)
         return NULL;
+    if (rc->nblocks == rc->blocks_cap) {
+        size_t cap = rc->blocks_cap ? 2 * rc->blocks_cap : 32;
+        struct block *grown = realloc(rc->blocks, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        rc->blocks = grown;
+        rc->blocks_cap = cap;
+    }
     void *p = malloc(size ? size : 1);
-    if (p)
-        rc->live++;
+    if (!p)
+        return NULL;
+    rc->live++;
+    rc->blocks[rc->nblocks++] = (struct block){(uintptr_t)p, size ? size : 1};
     return p;
 }
 
 static void h_release(void *ctx, void *p)
 {
     rank_ctx *rc = ctx;
+    for (size_t i = 0; i < rc->nblocks; i++)
+        if (rc->blocks[i].at == (uintptr_t)p) {
+            rc->blocks[i] = rc->blocks[--rc->nblocks];
+            break;
+        }
     rc->live--;
     free(p);
+}
+
+static int inside(uintptr_t at, size_t len, const void *base, size_t size)
+{
+    uintptr_t b = (uintptr_t)base;
+    return at >= b && at - b <= size && len <= size - (at - b);
+}
+
+/* sim_net_set_buffer_check's function: a worker's MPI buffers are its own
+ * allocations, its node (the sink) or its device's memory; rank 0 is the
+ * test's host program, whose buffers are its own. */
+static int own_buffer(void *ctx, int rank, const void *buf, size_t len)
+{
+    sim_world *w = ctx;
+    const rank_ctx *rc = &w->ctx[rank];
+    uintptr_t at = (uintptr_t)buf;
+    if (rank == 0 || inside(at, len, rc, sizeof *rc) ||
+        inside(at, len, w->nodes[rank], sizeof *w->nodes[rank]))
+        return 1;
+    for (size_t i = 0; i < rc->nblocks; i++)
+        if (inside(at, len, (const void *)rc->blocks[i].at, rc->blocks[i].size))
+            return 1;
+    return 0;
 }
 
 static uint64_t h_now(void *ctx)
@@ -422,6 +462,7 @@ sim_world *sim_world_create(const sim_config *cfg)
     }
     sim_net_install(w->net);
     sim_net_set_owner(w->net, call_owner, w);
+    sim_net_set_buffer_check(w->net, own_buffer, w);
     if (init_ranks(w)) {
         sim_world_destroy(w);
         return NULL;
@@ -445,6 +486,8 @@ void sim_world_destroy(sim_world *w)
         sim_net_install(NULL);
     sim_net_destroy(w->net);
     sim_oracle_free(w->oracle);
+    for (int r = 0; r < w->nranks; r++)
+        free(w->ctx[r].blocks);
     free(w->taken);
     free(w->options);
     free(w->choice_text);
