@@ -270,14 +270,15 @@ static int inside(uintptr_t at, size_t len, const void *base, size_t size)
 }
 
 /* sim_net_set_buffer_check's function: a worker's MPI buffers are its own
- * allocations, its node (the sink) or its device's memory; rank 0 is the
- * test's host program, whose buffers are its own. */
+ * allocations, its node (the sink) or its device's memory. Rank 0 is the
+ * test's host program, and a call made outside every actor is the test
+ * playing a rank by hand: their buffers are the test's. */
 static int own_buffer(void *ctx, int rank, const void *buf, size_t len)
 {
     sim_world *w = ctx;
     const rank_ctx *rc = &w->ctx[rank];
     uintptr_t at = (uintptr_t)buf;
-    if (rank == 0 || inside(at, len, rc, sizeof *rc) ||
+    if (rank == 0 || w->running < 0 || inside(at, len, rc, sizeof *rc) ||
         inside(at, len, w->nodes[rank], sizeof *w->nodes[rank]))
         return 1;
     for (size_t i = 0; i < rc->nblocks; i++)

@@ -2,7 +2,8 @@
  * test_gate.c - bad input at a worker's gate, and failures on the worker,
  * reach the host as a status (or a logged drop where nobody can be
  * answered) and disturb nothing else: after each one, a valid event on the
- * same worker completes.
+ * same worker completes. A notification from another worker is answered
+ * to that worker.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 typedef struct raw {
     sim_world *w;
+    int from;               /* the rank playing the misbehaving sender */
     MPI_Request rreq;
     uint8_t reply[64];
     int count;
@@ -43,7 +45,7 @@ static int reply_arrived(void *ctx)
     int flag = 0;
     if (r->done)
         return 1;
-    sim_world_act_as(r->w, 0);
+    sim_world_act_as(r->w, r->from);
     assert_int_equal(MPI_Test(&r->rreq, &flag, &st), MPI_SUCCESS);
     if (flag) {
         MPI_Get_count(&st, MPI_BYTE, &r->count);
@@ -278,6 +280,42 @@ static void test_unanswerable_notifications_dropped(void **state)
     close_world(&s);
 }
 
+/* A notification from another worker (a peer misbehaving) is answered
+ * there, on its own (communicator, tag), not to the host: the gate answers
+ * whoever sent it. */
+static void test_notification_from_a_worker_answered_there(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    cfg.workers = 2;
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    otm_node *peer = sim_world_node(s.w, 2), *worker = sim_world_node(s.w, 1);
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = base_notify(30000);
+    n.kind = 99;                                /* answered: OTM_ERR_BAD_KIND */
+    otm_wire_put_notify(msg, &n);
+    raw r = {.w = s.w, .from = 2};
+    MPI_Request sreq;
+    sim_world_act_as(s.w, 2);
+    assert_int_equal(MPI_Irecv(r.reply, sizeof r.reply, MPI_BYTE, 1, 30000,
+                               peer->comms[0], &r.rreq), MPI_SUCCESS);
+    assert_int_equal(MPI_Isend(msg, sizeof msg, MPI_BYTE, 1, OTM_TAG_CONTROL,
+                               peer->control, &sreq), MPI_SUCCESS);
+    uint64_t rejected = worker->stats.rejected;
+    assert_int_equal(sim_world_run_until(s.w, reply_arrived, &r), SIM_OK);
+    otm_reply rep;
+    assert_int_equal(otm_wire_get_reply(r.reply, (size_t)r.count, &rep), OTM_OK);
+    assert_int_equal(rep.status, OTM_ERR_BAD_KIND);
+    assert_int_equal(worker->stats.rejected, rejected + 1);
+    sim_world_act_as(s.w, 2);
+    int flag = 0;
+    assert_int_equal(MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_true(flag);
+    still_serves(&s);
+    close_world(&s);
+}
+
 /* A malformed EXIT on the exit channel is answered and changes nothing:
  * the worker keeps serving and still exits at the real EXIT. */
 static void test_malformed_exit_ignored(void **state)
@@ -378,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_bad_notifications_answered),
         cmocka_unit_test(test_unanswerable_notifications_dropped),
         cmocka_unit_test(test_malformed_exit_ignored),
+        cmocka_unit_test(test_notification_from_a_worker_answered_there),
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
     };
