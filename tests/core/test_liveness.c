@@ -124,6 +124,13 @@ static void test_worker_stopped_mid_region(void **state)
         assert_true(found <= TIMEOUT + TIMEOUT / 2);
         assert_int_equal(s.q[0]->status, OTM_ERR_UNRESPONSIVE);
         s.q[0]->status = OTM_OK;
+        /* Lost now: a later operation on it fails at once, no timeout. */
+        uint64_t addr = 0, t = sim_world_time(s.w);
+        assert_int_equal(scn_alloc(&s, 0, 1, 8, &addr), OTM_OK);
+        assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+        assert_int_equal(s.q[0]->status, OTM_ERR_UNRESPONSIVE);
+        assert_int_equal(sim_world_time(s.w), t);
+        s.q[0]->status = OTM_OK;
         /* The exit cannot reach the stopped worker: one failure, no hang. */
         assert_int_equal(sim_world_run(s.w), SIM_OK);
         assert_int_equal(sim_world_node(s.w, 0)->exit_failures, 1);
