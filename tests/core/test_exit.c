@@ -162,6 +162,27 @@ static void test_queued_ops_do_not_time_out(void **state)
     scn_close(&s);
 }
 
+/* Progressing the exit before it began does nothing: no EXIT leaves, the
+ * host keeps running and its workers keep serving. */
+static void test_exit_progress_before_exit(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    otm_node *host = sim_world_node(s.w, 0);
+    assert_int_equal(otm_host_exit_progress(host), 0);
+    assert_int_equal(host->life, OTM_LIFE_RUNNING);
+    assert_null(host->exit_events);
+    uint64_t addr = 0;
+    assert_int_equal(scn_alloc(&s, 0, 1, 8, &addr), OTM_OK);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+    assert_int_equal(s.q[0]->status, OTM_OK);
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 /* With one event tag and that tag retired (its event failed without a
  * clean answer), no event can start any more; the exit still reaches every
  * worker on its own tag and the job ends cleanly. */
@@ -230,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_late_reply_retires_its_tag),
         cmocka_unit_test(test_queued_ops_do_not_time_out),
         cmocka_unit_test(test_exit_with_every_tag_retired),
+        cmocka_unit_test(test_exit_progress_before_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
