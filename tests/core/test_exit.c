@@ -183,6 +183,25 @@ static void test_exit_progress_before_exit(void **state)
     scn_close(&s);
 }
 
+/* The plugin ends its node, then the node's owner does again: the second
+ * otm_node_fini finds nothing to free (no communicator, allocation or
+ * request freed twice: the teardown's counts would show it). */
+static void test_fini_twice(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(sim_world_run(s.w), SIM_OK);
+    for (int r = 0; r <= cfg.workers; r++) {
+        sim_world_act_as(s.w, r);
+        otm_node_fini(sim_world_node(s.w, r));
+    }
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 /* With one event tag and that tag retired (its event failed without a
  * clean answer), no event can start any more; the exit still reaches every
  * worker on its own tag and the job ends cleanly. */
@@ -252,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_queued_ops_do_not_time_out),
         cmocka_unit_test(test_exit_with_every_tag_retired),
         cmocka_unit_test(test_exit_progress_before_exit),
+        cmocka_unit_test(test_fini_twice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
