@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "scenarios.h"
 
@@ -193,6 +194,71 @@ static void test_init_failures(void **state)
     }
 }
 
+/* The node's allocations at init, failed one at a time by its hook. */
+typedef struct counted {
+    uint64_t calls, fail_at;
+    int fired;
+    int64_t live;
+} counted;
+
+static void *counted_alloc(void *ctx, size_t size)
+{
+    counted *c = ctx;
+    if (++c->calls == c->fail_at) {
+        c->fired = 1;
+        return NULL;
+    }
+    void *p = malloc(size ? size : 1);
+    c->live += p != NULL;
+    return p;
+}
+
+static void counted_release(void *ctx, void *p)
+{
+    counted *c = ctx;
+    c->live -= p != NULL;
+    free(p);
+}
+
+/* Every allocation of a host's and a worker's init, failed in turn: init
+ * fails with OTM_ERR_NOMEM and leaves no allocation or communicator. */
+static void test_init_allocation_failures(void **state)
+{
+    (void)state;
+    for (int rank = 0; rank <= 1; rank++) {
+        uint64_t nth = 1;
+        for (;; nth++) {
+            sim_net_config nc = {2, 32767, 8192, 0};
+            sim_net *net = sim_net_create(&nc);
+            assert_non_null(net);
+            sim_net_install(net);
+            sim_net_set_rank(net, rank);
+            counted c = {.fail_at = nth};
+            otm_hooks hooks = {.alloc = counted_alloc, .release = counted_release,
+                               .ctx = &c};
+            otm_config cfg = otm_config_default();
+            otm_node node;
+            otm_status st = otm_node_init(&node, &cfg, &hooks);
+            int fired = c.fired;
+            if (fired) {
+                assert_int_equal(st, OTM_ERR_NOMEM);
+                assert_int_equal(sim_net_live_comms(net, rank), 0);
+            } else {
+                assert_int_equal(st, OTM_OK);
+                otm_node_fini(&node);
+            }
+            assert_int_equal(c.live, 0);
+            sim_net_install(NULL);
+            sim_net_destroy(net);
+            if (!fired)
+                break;
+        }
+        print_message("rank %d: init's %llu allocations failed in turn, each "
+                      "undone\n", rank, (unsigned long long)(nth - 1));
+        assert_true(nth > 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_allocations),
         cmocka_unit_test(test_delayed_messages),
         cmocka_unit_test(test_init_failures),
+        cmocka_unit_test(test_init_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
