@@ -11,6 +11,7 @@
  * stops each enumeration after N schedules, which then only has to find no
  * failure (it says how many schedules it ran and that it stopped early).
  * Every case still runs. A value that is not a positive integer fails.
+ * Arguments select tests: see main.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scenarios.h"
 
@@ -168,8 +170,18 @@ static void test_exhaustive_execute(void **s) { (void)s; exhaustive(SCN_EXECUTE,
 static void test_exhaustive_sync(void **s) { (void)s; exhaustive(SCN_SYNC, 1, 1, 1, 1); }
 static void test_exhaustive_exit(void **s) { (void)s; exhaustive(SCN_EXIT, 1, 2, 1, 0); }
 
-int main(void)
+/* No argument runs every test; "--only NAME" or "--skip NAME" one test or
+ * all the others (ctest runs the long exhaustive EXIT case on its own). */
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--only") == 0) {
+        cmocka_set_test_filter(argv[2]);
+    } else if (argc == 3 && strcmp(argv[1], "--skip") == 0) {
+        cmocka_set_skip_filter(argv[2]);
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: %s [--only NAME | --skip NAME]\n", argv[0]);
+        return 2;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seeded_ALLOC),
         cmocka_unit_test(test_seeded_DELETE),
