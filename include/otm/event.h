@@ -115,6 +115,10 @@ typedef struct otm_image_ref {
     int send;
 } otm_image_ref;
 
+/* The most arguments an EXECUTE carries: the host refuses more, and so
+ * does a worker's gate. */
+#define OTM_MAX_ARGS 4096u
+
 /* What an origin asks for; otm_host_enqueue copies it into an event. */
 typedef struct otm_op {
     otm_kind kind;
@@ -127,7 +131,7 @@ typedef struct otm_op {
     void *host;             /* SUBMIT source / RETRIEVE, LOAD destination */
     otm_image_ref image;    /* LOAD */
     uint64_t *result;       /* ALLOC address, LOAD entry count (optional) */
-    uint32_t nargs;         /* EXECUTE */
+    uint32_t nargs;         /* EXECUTE: at most OTM_MAX_ARGS */
     const uint64_t *args;   /* EXECUTE: argument values */
     const int64_t *offsets; /* EXECUTE: added to each argument */
     uint64_t teams, threads;

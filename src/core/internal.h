@@ -21,8 +21,6 @@
 #include "otm/node.h"
 #include "otm/wire.h"
 
-/* Largest EXECUTE argument count a worker accepts. */
-#define OTM_MAX_ARGS 4096u
 /* Sink for a payload a rank must receive but not keep. */
 #define OTM_SCRATCH_MAX 65536u
 /* Largest device image a worker accepts over the wire. */

@@ -410,6 +410,28 @@ static void test_host_rejects_bad_operations(void **state)
     close_world(&s);
 }
 
+/* A kernel takes up to OTM_MAX_ARGS arguments: the host sends that many,
+ * and the worker's gate takes them (one more is refused by the host). */
+static void test_most_arguments_run(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint64_t *args = calloc(OTM_MAX_ARGS + 1, sizeof *args);
+    assert_non_null(args);
+    otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = 1, .nargs = OTM_MAX_ARGS,
+                 .arg = sim_kernel_addr(SIM_K_NOP), .args = args};
+    otm_node *host = sim_world_node(s.w, 0);
+    assert_int_equal(otm_host_enqueue(host, s.q[0], &op, NULL), OTM_OK);
+    expect_queue(&s, OTM_OK);
+    op.nargs = OTM_MAX_ARGS + 1;
+    assert_int_equal(otm_host_enqueue(host, s.q[0], &op, NULL), OTM_ERR_INVALID);
+    assert_true(otm_queue_empty(s.q[0]));
+    free(args);
+    still_serves(&s);
+    close_world(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_notification_from_a_worker_answered_there),
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
+        cmocka_unit_test(test_most_arguments_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
