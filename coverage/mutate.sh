@@ -21,8 +21,9 @@
 # are enumerated by coverage/mutants.py). For each: the file is saved aside,
 # the mutant written in its place, the build tree ${MUTATE_DIR:-build-mutate}
 # rebuilt (make recompiles the file and relinks what uses it), then
-# ctest -L "unit|sim" -LE valgrind runs (-j2, stopping at the first failure)
-# under the time limit, and the file is restored (also on exit, INT, TERM).
+# ctest -L "unit|sim" -LE valgrind runs (-j2, stopping at the first failure;
+# the tests labelled long beside them, stopped by that failure) under the
+# time limit, and the file is restored (also on exit, INT, TERM).
 # Verdicts: killed (a test failed), survived (every test passed), timeout
 # (the time limit was reached; counted as killed), build-failed (the mutant
 # does not compile; not counted).
@@ -117,6 +118,7 @@ restore() {
 # shellcheck disable=SC2317 # invoked by the trap
 on_exit() {
     rc=$?
+    [ -z "${long:-}" ] || kill -TERM -- "-$long" 2>/dev/null || true
     restore
     if ! git diff --quiet -- src/core; then
         echo "mutate: src/core differs from git after the run" >&2
@@ -137,9 +139,31 @@ trap 'exit 143' TERM
         -DCMAKE_C_FLAGS=-Werror=return-type >/dev/null
 
 build() { cmake --build "$MUTATE_DIR" -j 2 >"$work/build.log" 2>&1; }
+
+# The tests of one mutant, under the time limit $1: the tests labelled long
+# run beside the others, in a process group of their own, and are stopped as
+# soon as the others fail; ctest --stop-on-failure alone would start no new
+# test but wait for a long one already running. The status is ctest's (the
+# first failure's), 124 or 137 when the limit was reached.
 tests() {
+    setsid timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L long \
+        >"$work/ctest-long.log" 2>&1 &
+    long=$!
+    set +e
     timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
-        -LE valgrind -j 2 --stop-on-failure >"$work/ctest.log" 2>&1
+        -LE "valgrind|long" -j 2 \
+        --stop-on-failure >"$work/ctest.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        kill -TERM -- "-$long" 2>/dev/null
+        wait "$long"
+    else
+        wait "$long"
+        rc=$?
+        cat "$work/ctest-long.log" >>"$work/ctest.log"
+    fi
+    set -e
+    return $rc
 }
 
 # ---- baseline ---------------------------------------------------------------
