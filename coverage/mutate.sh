@@ -149,20 +149,17 @@ tests() {
     setsid timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L long \
         >"$work/ctest-long.log" 2>&1 &
     long=$!
-    set +e
+    rc=0
     timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
-        -LE "valgrind|long" -j 2 \
-        --stop-on-failure >"$work/ctest.log" 2>&1
-    rc=$?
+        -LE "valgrind|long" -j 2 --stop-on-failure >"$work/ctest.log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        kill -TERM -- "-$long" 2>/dev/null
-        wait "$long"
+        kill -TERM -- "-$long" 2>/dev/null || true
+        wait "$long" || true
     else
-        wait "$long"
-        rc=$?
+        wait "$long" || rc=$?
         cat "$work/ctest-long.log" >>"$work/ctest.log"
     fi
-    set -e
+    long=""
     return $rc
 }
 
