@@ -147,7 +147,7 @@ build() { cmake --build "$MUTATE_DIR" -j 2 >"$work/build.log" 2>&1; }
 # first failure's), 124 or 137 when the limit was reached.
 tests() {
     setsid timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L long \
-        >"$work/ctest-long.log" 2>&1 &
+        -j 2 >"$work/ctest-long.log" 2>&1 &
     long=$!
     rc=0
     timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
