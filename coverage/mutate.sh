@@ -118,7 +118,7 @@ restore() {
 # shellcheck disable=SC2317 # invoked by the trap
 on_exit() {
     rc=$?
-    [ -z "${long:-}" ] || kill -TERM -- "-$long" 2>/dev/null || true
+    [ -z "${long:-}" ] || kill -KILL -- "-$long" 2>/dev/null || true
     restore
     if ! git diff --quiet -- src/core; then
         echo "mutate: src/core differs from git after the run" >&2
@@ -141,8 +141,8 @@ trap 'exit 143' TERM
 build() { cmake --build "$MUTATE_DIR" -j 2 >"$work/build.log" 2>&1; }
 
 # The tests of one mutant, under the time limit $1: the tests labelled long
-# run beside the others, in a process group of their own, and are stopped as
-# soon as the others fail; ctest --stop-on-failure alone would start no new
+# run beside the others, in a process group of their own, and are killed as
+# soon as the others fail (KILL: ctest lets its tests finish on TERM); ctest --stop-on-failure alone would start no new
 # test but wait for a long one already running. The status is ctest's (the
 # first failure's), 124 or 137 when the limit was reached.
 tests() {
@@ -153,7 +153,7 @@ tests() {
     timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
         -LE "valgrind|long" -j 2 --stop-on-failure >"$work/ctest.log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        kill -TERM -- "-$long" 2>/dev/null || true
+        kill -KILL -- "-$long" 2>/dev/null || true
         wait "$long" || true
     else
         wait "$long" || rc=$?
