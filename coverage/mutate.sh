@@ -118,7 +118,7 @@ restore() {
 # shellcheck disable=SC2317 # invoked by the trap
 on_exit() {
     rc=$?
-    [ -z "${long:-}" ] || kill -KILL -- "-$long" 2>/dev/null || true
+    [ -z "${long:-}" ] || kill -s KILL -- "-$long" 2>/dev/null || true
     restore
     if ! git diff --quiet -- src/core; then
         echo "mutate: src/core differs from git after the run" >&2
@@ -153,7 +153,7 @@ tests() {
     timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
         -LE "valgrind|long" -j 2 --stop-on-failure >"$work/ctest.log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        kill -KILL -- "-$long" 2>/dev/null || true
+        kill -s KILL -- "-$long" 2>/dev/null || true
         wait "$long" || true
     else
         wait "$long" || rc=$?
