@@ -410,6 +410,39 @@ static void test_host_rejects_bad_operations(void **state)
     close_world(&s);
 }
 
+/* An EXCHANGE whose two addresses are on one worker is a copy there: the
+ * bytes arrive, and a bad address on either side fails it with nothing
+ * copied. */
+static void test_exchange_within_one_worker(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint64_t g = scn_global(&s, 1);
+    uint8_t in[13], out[13], zero[13] = {0};
+    for (int i = 0; i < 13; i++)
+        in[i] = (uint8_t)(100 + i);
+    scn_submit(&s, 0, 1, g, in, 13);
+    scn_submit(&s, 0, 1, g + 32, zero, 13);
+    expect_queue(&s, OTM_OK);
+    scn_exchange(&s, 0, 1, g, 1, g + 32, 13);
+    scn_retrieve(&s, 0, 1, out, g + 32, 13);
+    expect_queue(&s, OTM_OK);
+    assert_memory_equal(out, in, 13);
+    /* The source, then the destination, past the global's end. */
+    scn_submit(&s, 0, 1, g + 32, zero, 13);
+    expect_queue(&s, OTM_OK);
+    scn_exchange(&s, 0, 1, g + SIM_GLOBAL_SIZE - 4, 1, g + 32, 13);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    scn_exchange(&s, 0, 1, g, 1, g + SIM_GLOBAL_SIZE - 4, 13);
+    expect_queue(&s, OTM_ERR_BAD_POINTER);
+    scn_retrieve(&s, 0, 1, out, g + 32, 13);
+    expect_queue(&s, OTM_OK);
+    assert_memory_equal(out, zero, 13);
+    still_serves(&s);
+    close_world(&s);
+}
+
 /* A kernel takes up to OTM_MAX_ARGS arguments: the host sends that many,
  * and the worker's gate takes them (one more is refused by the host). */
 static void test_most_arguments_run(void **state)
@@ -442,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
         cmocka_unit_test(test_most_arguments_run),
+        cmocka_unit_test(test_exchange_within_one_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
