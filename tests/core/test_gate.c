@@ -334,6 +334,58 @@ static void test_malformed_exit_ignored(void **state)
     close_world(&s);
 }
 
+/* A notification that reaches a worker while it exits is answered with
+ * SHUTDOWN. A SUBMIT whose payload is held back keeps worker 1's EXIT
+ * draining; an ALLOC sent then is refused; the payload then lets the
+ * exit end cleanly. */
+static int worker_exiting(void *ctx)
+{
+    return ((otm_node *)ctx)->life == OTM_LIFE_EXITING;
+}
+
+static void test_notification_during_exit_refused(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *host = sim_world_node(s.w, 0), *worker = sim_world_node(s.w, 1);
+    int tag = 30400;
+    otm_notify n = base_notify(tag);
+    n.kind = OTM_KIND_SUBMIT;
+    n.p = (otm_params){.submit = {scn_global(&s, 1), 8, 8}};
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE], data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    otm_wire_put_notify(msg, &n);
+    raw r = {.w = s.w};
+    MPI_Request sreq, dreq;
+    sim_world_act_as(s.w, 0);
+    assert_int_equal(MPI_Irecv(r.reply, sizeof r.reply, MPI_BYTE, 1, tag,
+                               host->comms[0], &r.rreq), MPI_SUCCESS);
+    assert_int_equal(MPI_Isend(msg, sizeof msg, MPI_BYTE, 1, OTM_TAG_CONTROL,
+                               host->control, &sreq), MPI_SUCCESS);
+    otm_host_exit_begin(host);
+    assert_int_equal(sim_world_run_until(s.w, worker_exiting, worker), SIM_OK);
+
+    otm_notify a = base_notify(tag + 1);
+    otm_wire_put_notify(msg, &a);
+    assert_int_equal(send_raw(&s, msg, sizeof msg, tag + 1, 1), OTM_ERR_SHUTDOWN);
+    assert_int_equal(worker->life, OTM_LIFE_EXITING);
+
+    sim_world_act_as(s.w, 0);
+    assert_int_equal(MPI_Isend(data, sizeof data, MPI_BYTE, 1, tag, host->comms[0],
+                               &dreq), MPI_SUCCESS);
+    assert_int_equal(sim_world_run_until(s.w, reply_arrived, &r), SIM_OK);
+    otm_reply rep;
+    assert_int_equal(otm_wire_get_reply(r.reply, (size_t)r.count, &rep), OTM_OK);
+    assert_int_equal(rep.status, OTM_OK);
+    sim_world_act_as(s.w, 0);
+    int flag = 0;
+    assert_int_equal(MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(MPI_Test(&dreq, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_true(flag);
+    close_world(&s);
+}
+
 /* ---- failures on the worker, through the host API ---- */
 
 static void expect_queue(scn *s, otm_status want)
@@ -471,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_bad_notifications_answered),
         cmocka_unit_test(test_unanswerable_notifications_dropped),
         cmocka_unit_test(test_malformed_exit_ignored),
+        cmocka_unit_test(test_notification_during_exit_refused),
         cmocka_unit_test(test_notification_from_a_worker_answered_there),
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
