@@ -173,7 +173,6 @@ static sim_world *world;
 static otm_plugin plugin;
 static harness H;
 static int verbose;
-static char entry_names[SIM_K_COUNT + 1][8] = {"inc", "fail", "nop", "global"};
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -1061,7 +1060,7 @@ static void setup(void)
 {
     uint8_t h0 = take(), h1 = take(), h2 = take(), h3 = take(), h4 = take();
     for (int k = 0; k <= SIM_K_COUNT; k++)
-        H.entries[k] = (__tgt_offload_entry){.addr = &H.entries[k], .name = entry_names[k],
+        H.entries[k] = (__tgt_offload_entry){.addr = &H.entries[k], .name = (char *)sim_entry_name(k),
                                              .size = k == SIM_K_COUNT ? SIM_GLOBAL_SIZE : 0};
     /* A pattern image of 8 bytes: the stub's workers hold it (a LOAD by
      * reference finds it), as they would an image registered at start-up. */

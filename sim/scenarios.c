@@ -72,7 +72,8 @@ int scn_all_ended(const scn *s)
 otm_status scn_load(scn *s, int qi, int rank)
 {
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank,
-                 .image = {.id = ++s->next_image, .size = 8, .hash = sim_image_hash(8)},
+                 .image = {.id = ++s->next_image, .size = 8, .hash = sim_image_hash(8),
+                           .names_hash = sim_names_hash()},
                  .host = s->entries[rank], .size = SIM_K_COUNT + 1,
                  .result = &s->nentries[rank]};
     return put(s, qi, &op);
@@ -84,7 +85,7 @@ otm_status scn_load_bytes(scn *s, int qi, int rank, const uint8_t *bytes,
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank,
                  .image = {.id = ++s->next_image, .bytes = bytes, .size = size,
                            .hash = otm_wire_hash(bytes, (size_t)size, OTM_WIRE_HASH_SEED),
-                           .send = 1},
+                           .names_hash = sim_names_hash(), .send = 1},
                  .host = s->entries[rank], .size = SIM_K_COUNT + 1,
                  .result = &s->nentries[rank]};
     if (id)

@@ -106,6 +106,23 @@ uint64_t sim_kernel_addr(sim_kernel k)
     return 0x5000u + 0x10u * (uint64_t)k;
 }
 
+const char *sim_entry_name(int k)
+{
+    static const char *const names[] = {"inc", "fail", "nop", "fault", "print",
+                                        "sleep", "global"};
+    _Static_assert(sizeof names / sizeof *names == SIM_K_COUNT + 1,
+                   "a name for every kernel and the global");
+    return k >= 0 && k <= SIM_K_COUNT ? names[k] : NULL;
+}
+
+uint64_t sim_names_hash(void)
+{
+    uint64_t h = OTM_WIRE_HASH_SEED;
+    for (int k = 0; k <= SIM_K_COUNT; k++)
+        h = otm_wire_hash(sim_entry_name(k), strlen(sim_entry_name(k)) + 1, h);
+    return h;
+}
+
 static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
                           uint32_t nargs, uint64_t teams, uint64_t threads,
                           otm_region_fault *fault)
@@ -208,6 +225,8 @@ static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry 
                            uint64_t *count)
 {
     rank_ctx *rc = ctx;
+    if (ref->names_hash != sim_names_hash())
+        return OTM_ERR_NO_KERNEL;
     if (!ref->bytes && (ref->size > SIM_IMAGE_LOCAL_MAX || ref->hash != sim_image_hash(ref->size)))
         return OTM_ERR_NO_IMAGE;
     if (ref->bytes && !is_pattern(ref->bytes, ref->size))

@@ -101,6 +101,14 @@ uint64_t sim_kernel_addr(sim_kernel k);
 static inline uint8_t sim_image_byte(uint64_t i) { return (uint8_t)(i * 7u + 3u); }
 /* otm_wire_hash of the pattern image of n bytes. */
 uint64_t sim_image_hash(uint64_t n);
+/* The name of entry k of every image (the kernels, then "global" at
+ * SIM_K_COUNT), and the hash over those names that a LOAD carries,
+ * computed as the plugin's host computes it from an image (each name with
+ * its NUL, otm_wire_hash). A LOAD with another hash is refused with
+ * OTM_ERR_NO_KERNEL, as the plugin's worker refuses an image whose entries
+ * are not the host's. */
+const char *sim_entry_name(int k);
+uint64_t sim_names_hash(void);
 /* The host's record of what regions printed (region_output hook), and of
  * the faults reported (region_fault): for the tests to check. */
 typedef struct sim_host_seen {

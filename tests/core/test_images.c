@@ -169,7 +169,8 @@ static void test_load_refused(void **state)
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = 1, .host = s.entries[1],
                  .size = SIM_K_COUNT + 1, .result = &s.nentries[1],
                  .image = {.id = 99, .size = IMAGE_MAX,
-                           .hash = sim_image_hash(IMAGE_MAX)}};
+                           .hash = sim_image_hash(IMAGE_MAX),
+                           .names_hash = sim_names_hash()}};
     assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
     assert_int_equal(wait0(&s), OTM_ERR_NO_IMAGE);
     /* Bytes that are not the device's kind of image: refused. */
@@ -392,7 +393,8 @@ static void test_load_reply_too_many_entries(void **state)
     memset(&room, 0xa5, sizeof room);
     uint64_t count = 0;
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = 1, .host = room.table, .size = 2,
-                 .result = &count, .image = {.id = 60, .size = 8, .hash = sim_image_hash(8)}};
+                 .result = &count, .image = {.id = 60, .size = 8, .hash = sim_image_hash(8),
+                                             .names_hash = sim_names_hash()}};
     assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
     assert_int_equal(wait0(&s), OTM_ERR_BAD_SIZE);
     assert_int_equal(count, SIM_K_COUNT + 1);   /* what the worker claimed */
