@@ -359,6 +359,38 @@ static void test_allocations_fail(void **state)
     }
 }
 
+/* A region that faults is reported with its signal whichever allocation of
+ * the worker fails: without memory for the result and its output, the
+ * worker sends the fault alone. Each run fails the worker's nth allocation
+ * from the EXECUTE on. */
+static void test_fault_reported_without_memory(void **state)
+{
+    (void)state;
+    int reported = 0;
+    for (uint64_t nth = 1; nth <= 8; nth++) {
+        scn s;
+        sim_config cfg = scn_fault_config(nth);
+        cfg.workers = 1;
+        assert_int_equal(scn_open(&s, &cfg, 1), 0);
+        assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+        assert_int_equal(wait0(&s), OTM_OK);
+        sim_world_fail_alloc(s.w, 1, nth);
+        assert_int_equal(scn_execute(&s, 0, 1, SIM_K_FAULT, 0, 0), OTM_OK);
+        otm_status st = wait0(&s);
+        const sim_host_seen *seen = sim_world_host_seen(s.w);
+        if (st == OTM_ERR_KERNEL_FAULT) {
+            assert_int_equal(seen->faults, 1);
+            assert_int_equal(seen->last_signo, 11);
+            reported++;
+        } else {
+            assert_int_equal(seen->faults, 0);
+        }
+        close1(&s);
+    }
+    /* Most runs lose an allocation the region does not need. */
+    assert_true(reported >= 4);
+}
+
 /* A LOAD that says its bytes travel but has none: the host refuses it. */
 static void test_load_without_bytes_refused(void **state)
 {
@@ -419,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_kernel_fault),
         cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
+        cmocka_unit_test(test_fault_reported_without_memory),
         cmocka_unit_test(test_load_without_bytes_refused),
         cmocka_unit_test(test_load_reply_too_many_entries),
     };
