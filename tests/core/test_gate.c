@@ -495,6 +495,42 @@ static void test_exchange_within_one_worker(void **state)
     close_world(&s);
 }
 
+/* A LOAD whose bytes would travel in fragments of 0 bytes is refused at
+ * once: no byte is awaited. The descriptor says 8 bytes. */
+static void test_load_in_fragments_of_zero_refused(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE + OTM_WIRE_LOAD_DESC_SIZE] = {0};
+    int tag = 30600, len = OTM_WIRE_NOTIFY_SIZE;
+    otm_notify n = base_notify(tag);
+    m_load(&n, &len, OTM_LOAD_SEND);
+    n.p.load.frag = 0;
+    otm_wire_put_notify(msg, &n);
+    msg[OTM_WIRE_NOTIFY_SIZE] = 8;      /* the image's size, little-endian */
+    assert_int_equal(send_raw(&s, msg, len, tag, 1), OTM_ERR_BAD_MESSAGE);
+    still_serves(&s);
+    close_world(&s);
+}
+
+/* A worker whose device runs no kernels answers an EXECUTE NO_KERNEL. */
+static void test_execute_without_a_device_refused(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    otm_device_ops saved = worker->hooks.device;
+    worker->hooks.device.run_kernel = NULL;
+    scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0);
+    expect_queue(&s, OTM_ERR_NO_KERNEL);
+    worker->hooks.device = saved;
+    scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0);
+    expect_queue(&s, OTM_OK);
+    close_world(&s);
+}
+
 /* A kernel takes up to OTM_MAX_ARGS arguments: the host sends that many,
  * and the worker's gate takes them (one more is refused by the host). */
 static void test_most_arguments_run(void **state)
@@ -529,6 +565,8 @@ int main(void)
         cmocka_unit_test(test_host_rejects_bad_operations),
         cmocka_unit_test(test_most_arguments_run),
         cmocka_unit_test(test_exchange_within_one_worker),
+        cmocka_unit_test(test_load_in_fragments_of_zero_refused),
+        cmocka_unit_test(test_execute_without_a_device_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
