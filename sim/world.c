@@ -249,6 +249,13 @@ static void dev_unload(void *ctx, uint64_t id)
 
 /* ---- hooks ------------------------------------------------------------------ */
 
+/* Every block the core allocates is followed by GUARD bytes of GUARD_BYTE,
+ * checked when the block is released and at teardown: a write past the
+ * end of a block, which nothing else in the world would see (memcheck
+ * does, in the valgrind label only), is a violation. */
+#define GUARD 16
+#define GUARD_BYTE 0xfd
+
 static void *h_alloc(void *ctx, size_t size)
 {
     rank_ctx *rc = ctx;
@@ -262,12 +269,25 @@ static void *h_alloc(void *ctx, size_t size)
         rc->blocks = grown;
         rc->blocks_cap = cap;
     }
-    void *p = malloc(size ? size : 1);
+    size_t n = size ? size : 1;
+    uint8_t *p = n <= SIZE_MAX - GUARD ? malloc(n + GUARD) : NULL;
     if (!p)
         return NULL;
+    memset(p + n, GUARD_BYTE, GUARD);
     rc->live++;
-    rc->blocks[rc->nblocks++] = (struct block){(uintptr_t)p, size ? size : 1};
+    rc->blocks[rc->nblocks++] = (struct block){(uintptr_t)p, n};
     return p;
+}
+
+/* 0 when block b's guard is intact, else a violation of rank rc's. */
+static int check_guard(rank_ctx *rc, const struct block *b)
+{
+    const uint8_t *g = (const uint8_t *)b->at + b->size;
+    for (int i = 0; i < GUARD; i++)
+        if (g[i] != GUARD_BYTE)
+            return violation(rc->w, "rank %d: a block of %zu bytes was written "
+                             "%d bytes past its end", rc->rank, b->size, i + 1);
+    return 0;
 }
 
 static void h_release(void *ctx, void *p)
@@ -275,6 +295,7 @@ static void h_release(void *ctx, void *p)
     rank_ctx *rc = ctx;
     for (size_t i = 0; i < rc->nblocks; i++)
         if (rc->blocks[i].at == (uintptr_t)p) {
+            check_guard(rc, &rc->blocks[i]);
             rc->blocks[i] = rc->blocks[--rc->nblocks];
             break;
         }
@@ -1183,7 +1204,8 @@ static sim_result teardown(sim_world *w)
             return violation(w, "rank %d leaked %" PRId64 " allocations", r,
                              w->ctx[r].live), SIM_VIOLATION;
     }
-    return SIM_OK;
+    /* A guard found broken while the nodes were ended. */
+    return w->failed ? (sim_result)w->failed : SIM_OK;
 }
 
 static int job_done_cb(void *w)
