@@ -12,8 +12,12 @@
 #   --quick             runs a fixed set of 3 mutants that the tests are known
 #                       to kill, and fails unless every one is killed (CI)
 #   --min-score P       exits non-zero if the kill score is below P percent
-#   --timeout SECONDS   the time limit of one mutant's tests (default: three
-#                       times the unmutated run's, at least 60)
+#   --timeout SECONDS   the time limit of each of a mutant's two test runs
+#                       (default: three times the unmutated run's, at least
+#                       30 s for the short tests and 60 s for the long ones)
+#   --resume            keeps the verdicts already in the results of the
+#                       build tree and runs only the mutants it lacks (an
+#                       interrupted run, the same selection on the same tree)
 # Without --only, --sample or --quick: every mutant (long: about a minute
 # each).
 #
@@ -50,7 +54,7 @@ usage() {
     exit 64
 }
 
-mode=all only="" sample="" seed=1 min_score="" limit=""
+mode=all only="" sample="" seed=1 min_score="" limit="" resume=0
 while [ $# -gt 0 ]; do
     case $1 in
     --list) mode=list ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --quick) mode=quick ;;
     --min-score) [ $# -ge 2 ] || usage; min_score=$2; shift ;;
     --timeout) [ $# -ge 2 ] || usage; limit=$2; shift ;;
+    --resume) resume=1 ;;
     -h | --help) usage ;;
     *) echo "mutate: unknown option $1" >&2; usage ;;
     esac
@@ -139,36 +144,66 @@ trap 'exit 143' TERM
 
 build() { cmake --build "$MUTATE_DIR" -j 2 >"$work/build.log" 2>&1; }
 
-# The tests of one mutant, under the time limit $1 for each of two runs:
+# The tests of one mutant, under the time limits $1 and $2 of its two runs:
 # the short tests first, then, if they all pass, the tests labelled long
 # (test_events). Whatever the short ones kill is killed by the whole suite,
 # so the verdict is the whole suite's, at a fraction of the time. The
 # status is ctest's (the first failure's), 124 or 137 when a limit was
 # reached.
+short_tests() {
+    timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
+        -LE "valgrind|long" -j 2 --stop-on-failure >"$work/ctest.log" 2>&1
+}
+long_tests() {
+    timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L long \
+        -j 2 --stop-on-failure >>"$work/ctest.log" 2>&1
+}
 tests() {
     rc=0
-    timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L "unit|sim" \
-        -LE "valgrind|long" -j 2 --stop-on-failure >"$work/ctest.log" 2>&1 || rc=$?
-    [ $rc -eq 0 ] || return $rc
-    timeout --kill-after=10 "$1" ctest --test-dir "$MUTATE_DIR" -L long \
-        -j 2 --stop-on-failure >>"$work/ctest.log" 2>&1 || rc=$?
+    short_tests "$1" || rc=$?
+    [ $rc -ne 0 ] || long_tests "$2" || rc=$?
     return $rc
 }
 
 # ---- baseline ---------------------------------------------------------------
 echo "mutate: $total mutants in src/core; baseline build and tests in $MUTATE_DIR"
 build || { cat "$work/build.log" >&2; echo "mutate: the unmutated tree does not build" >&2; exit 1; }
+baseline_failed() {
+    tail -30 "$work/ctest.log" >&2
+    echo "mutate: the baseline (unmutated) tests fail" >&2
+    exit 1
+}
 t0=$(date +%s)
-tests 3600 || { tail -30 "$work/ctest.log" >&2; echo "mutate: the baseline (unmutated) tests fail" >&2; exit 1; }
-base=$(($(date +%s) - t0))
-[ -n "$limit" ] || limit=$((3 * base < 60 ? 60 : 3 * base))
-echo "mutate: baseline passed in ${base}s; time limit per mutant ${limit}s"
+short_tests 3600 || baseline_failed
+t1=$(date +%s)
+long_tests 3600 || baseline_failed
+t2=$(date +%s)
+short=$((t1 - t0)) long=$((t2 - t1))
+if [ -n "$limit" ]; then
+    limit_short=$limit limit_long=$limit
+else
+    limit_short=$((3 * short < 30 ? 30 : 3 * short))
+    limit_long=$((3 * long < 60 ? 60 : 3 * long))
+fi
+echo "mutate: baseline passed in ${short}s + ${long}s (short and long tests);" \
+    "time limits per mutant ${limit_short}s and ${limit_long}s"
 
 # ---- the mutants ------------------------------------------------------------
 killed=0 survived=0 timedout=0 broken=0
-: >"$work/survivors"
-: >"$work/results"
+if [ "$resume" -eq 1 ] && [ -f "$work/results" ]; then
+    echo "mutate: resuming: $(wc -l <"$work/results") verdicts kept from $work/results"
+    cat "$work/results"
+    count() { awk -v v="$1" '$4 == v' "$work/results" | wc -l; }
+    killed=$(count killed) survived=$(count survived)
+    timedout=$(count timeout) broken=$(count build-failed)
+else
+    : >"$work/survivors"
+    : >"$work/results"
+fi
 for id in $(echo "$ids" | tr , ' '); do
+    if [ "$resume" -eq 1 ] && awk -v id="$id" '$1 == id { f = 1 } END { exit !f }' "$work/results"; then
+        continue
+    fi
     line=$(awk -F '\t' -v id="$id" '$1 == id' "$list")
     if [ -z "$line" ]; then
         echo "mutate: no mutant $id (1..$total)" >&2
@@ -187,7 +222,7 @@ for id in $(echo "$ids" | tr , ' '); do
         broken=$((broken + 1))
     else
         set +e
-        tests "$limit"
+        tests "$limit_short" "$limit_long"
         rc=$?
         set -e
         if [ $rc -eq 0 ]; then
