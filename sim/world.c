@@ -42,6 +42,7 @@ typedef struct rank_ctx {
     const otm_event *moving[PROGRESS_DEPTH];
     uint64_t before[PROGRESS_DEPTH];    /* their progress_mark on entry */
     int depth;
+    int locked;             /* the core holds its lock (lock hooks) */
     uint64_t allocs;        /* allocations made (for fail_alloc) */
     uint64_t fail_at;       /* fail the allocation with this number */
     int64_t live;           /* allocations not yet released */
@@ -303,6 +304,27 @@ static void h_release(void *ctx, void *p)
     free(p);
 }
 
+/* The core's lock is a plain mutex in the plugin: taking it twice would
+ * hang a thread, releasing it unheld is undefined, and a call that returns
+ * holding it stops every other thread. One thread runs here, so the lock
+ * is a flag, checked on every use and after every step (check_rank). */
+static void h_lock(void *ctx)
+{
+    rank_ctx *rc = ctx;
+    if (rc->locked)
+        violation(rc->w, "rank %d: the core took its lock while holding it", rc->rank);
+    rc->locked = 1;
+}
+
+static void h_unlock(void *ctx)
+{
+    rank_ctx *rc = ctx;
+    if (!rc->locked)
+        violation(rc->w, "rank %d: the core released its lock without holding it",
+                  rc->rank);
+    rc->locked = 0;
+}
+
 static int inside(uintptr_t at, size_t len, const void *base, size_t size)
 {
     uintptr_t b = (uintptr_t)base;
@@ -395,6 +417,7 @@ static otm_hooks hooks_for(rank_ctx *rc)
 {
     otm_hooks h = {
         .alloc = h_alloc, .release = h_release, .now = h_now,
+        .lock = h_lock, .unlock = h_unlock,
         .idle = h_idle, .progress = h_progress, .ctx = rc,
         .region_output = host_output, .region_fault = host_fault,
         .device = {.load_image = dev_load, .unload_image = dev_unload,
@@ -888,6 +911,8 @@ static int check_rank(sim_world *w, int r)
 {
     const otm_event *held[256];
     size_t n = 0;
+    if (w->ctx[r].locked)
+        return violation(w, "rank %d: a call of the core returned holding its lock", r);
     for (const otm_event *ev = w->nodes[r]->all; ev; ev = ev->all_next) {
         if (check_event(w, r, ev))
             return -1;
