@@ -1410,8 +1410,11 @@ int __wrap_MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
     sim_net *net;
     int rc = enter(&net, SIM_FN_Get_count);
 
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        if (count)
+            *count = -1;    /* a failed call's output is not to be used */
         return rc;
+    }
     if (!status || status == MPI_STATUS_IGNORE || !count)
         return misuse(net, MPI_ERR_ARG);
     if (datatype != MPI_BYTE)
