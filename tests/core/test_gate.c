@@ -280,6 +280,25 @@ static void test_unanswerable_notifications_dropped(void **state)
     close_world(&s);
 }
 
+/* A notification that finds no memory for its buffer is received into the
+ * sink and dropped, and said so: the worker counts it and serves on. */
+static void test_notification_without_memory_dropped(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    uint8_t msg[OTM_WIRE_NOTIFY_SIZE];
+    otm_notify n = base_notify(40);
+    otm_wire_put_notify(msg, &n);
+    uint64_t dropped = worker->stats.dropped;
+    sim_world_fail_alloc(s.w, 1, 1);        /* the gate's buffer */
+    send_raw(&s, msg, sizeof msg, 40, 0);
+    assert_int_equal(worker->stats.dropped, dropped + 1);
+    still_serves(&s);
+    close_world(&s);
+}
+
 /* A notification from another worker (a peer misbehaving) is answered
  * there, on its own (communicator, tag), not to the host: the gate answers
  * whoever sent it. */
@@ -558,6 +577,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_notifications_answered),
         cmocka_unit_test(test_unanswerable_notifications_dropped),
+        cmocka_unit_test(test_notification_without_memory_dropped),
         cmocka_unit_test(test_malformed_exit_ignored),
         cmocka_unit_test(test_notification_during_exit_refused),
         cmocka_unit_test(test_notification_from_a_worker_answered_there),
