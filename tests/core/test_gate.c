@@ -550,6 +550,43 @@ static void test_execute_without_a_device_refused(void **state)
     close_world(&s);
 }
 
+/* What a worker's event holds is freed when the event ends, not at the
+ * end of the job: once the host has its answers, the worker settles with
+ * no live event (kernels, run by the handler, and data events alike). */
+static int worker_settled(void *ctx)
+{
+    return ((otm_node *)ctx)->live == 0;
+}
+
+static void test_worker_frees_ended_events(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    uint8_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0);
+    scn_submit(&s, 0, 1, scn_global(&s, 1), in, sizeof in);
+    expect_queue(&s, OTM_OK);
+    assert_int_equal(sim_world_run_until(s.w, worker_settled, worker), SIM_OK);
+    close_world(&s);
+}
+
+/* The fields of an operation that its kind does not use are ignored: a
+ * SUBMIT with an argument count is a SUBMIT. */
+static void test_unused_fields_ignored(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint8_t in[4] = {9, 8, 7, 6};
+    otm_op op = {.kind = OTM_KIND_SUBMIT, .rank = 1, .addr = scn_global(&s, 1),
+                 .size = sizeof in, .host = in, .nargs = OTM_MAX_ARGS + 1};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &op, NULL), OTM_OK);
+    expect_queue(&s, OTM_OK);
+    close_world(&s);
+}
+
 /* A kernel takes up to OTM_MAX_ARGS arguments: the host sends that many,
  * and the worker's gate takes them (one more is refused by the host). */
 static void test_most_arguments_run(void **state)
@@ -584,6 +621,8 @@ int main(void)
         cmocka_unit_test(test_worker_failures_reach_host),
         cmocka_unit_test(test_host_rejects_bad_operations),
         cmocka_unit_test(test_most_arguments_run),
+        cmocka_unit_test(test_worker_frees_ended_events),
+        cmocka_unit_test(test_unused_fields_ignored),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),
         cmocka_unit_test(test_execute_without_a_device_refused),
