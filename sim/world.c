@@ -194,6 +194,13 @@ static void host_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fa
     rc->w->seen.last_signo = f->signo;
 }
 
+static void host_worker_lost(void *ctx, int rank)
+{
+    rank_ctx *rc = ctx;
+    if (rank >= 1 && rank <= SIM_MAX_WORKERS)
+        rc->w->seen.lost[rank]++;
+}
+
 const sim_host_seen *sim_world_host_seen(const sim_world *w)
 {
     return &w->seen;
@@ -420,6 +427,7 @@ static otm_hooks hooks_for(rank_ctx *rc)
         .lock = h_lock, .unlock = h_unlock,
         .idle = h_idle, .progress = h_progress, .ctx = rc,
         .region_output = host_output, .region_fault = host_fault,
+        .worker_lost = host_worker_lost,
         .device = {.load_image = dev_load, .unload_image = dev_unload,
                    .run_kernel = dev_run, .output_pending = dev_pending,
                    .output_take = dev_take, .ctx = rc},

@@ -115,6 +115,7 @@ typedef struct sim_host_seen {
     uint64_t out_bytes, err_bytes;  /* received per stream */
     uint64_t out_wrong;             /* stdout bytes not the pattern */
     int faults, last_signo;
+    int lost[SIM_MAX_WORKERS + 1];  /* worker_lost calls, per rank */
 } sim_host_seen;
 const sim_host_seen *sim_world_host_seen(const sim_world *w);
 /* LOADs the worker accepted and UNLOADs it served, per rank. */

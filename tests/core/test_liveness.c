@@ -124,6 +124,8 @@ static void test_worker_stopped_mid_region(void **state)
         assert_true(found <= TIMEOUT + TIMEOUT / 2);
         assert_int_equal(s.q[0]->status, OTM_ERR_UNRESPONSIVE);
         s.q[0]->status = OTM_OK;
+        /* The host's hook heard of it, once. */
+        assert_int_equal(sim_world_host_seen(s.w)->lost[1], 1);
         /* Lost now: a later operation on it fails at once, no timeout. */
         uint64_t addr = 0, t = sim_world_time(s.w);
         assert_int_equal(scn_alloc(&s, 0, 1, 8, &addr), OTM_OK);
@@ -134,6 +136,7 @@ static void test_worker_stopped_mid_region(void **state)
         /* The exit cannot reach the stopped worker: one failure, no hang. */
         assert_int_equal(sim_world_run(s.w), SIM_OK);
         assert_int_equal(sim_world_node(s.w, 0)->exit_failures, 1);
+        assert_int_equal(sim_world_host_seen(s.w)->lost[1], 1);
         scn_drop_refs(&s);
         scn_close(&s);
     }
