@@ -1080,8 +1080,11 @@ int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     sim_rank *r;
     int rc = comm_call(SIM_FN_Comm_dup, &net, comm, newcomm);
 
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        if (newcomm)
+            *newcomm = COMM_DUP_BASE - 1;   /* no communicator: not to be used */
         return rc;
+    }
     r = me(net);
     if (r->ndups >= COMM_DUP_MAX)
         die("rank %d made too many communicators", net->rank);

@@ -163,7 +163,8 @@ static void test_delayed_messages(void **state)
     assert_true(delayed > 0);
 }
 
-/* Failed set-up is undone: a node whose init fails leaves nothing behind. */
+/* Failed set-up is undone: a node whose init fails leaves nothing behind
+ * ... */
 static void test_init_failures(void **state)
 {
     (void)state;
@@ -181,6 +182,8 @@ static void test_init_failures(void **state)
             otm_config cfg = otm_config_default();
             otm_hooks hooks = {0};
             otm_status st = otm_node_init(&node, &cfg, &hooks);
+            /* ... and makes no call MPI would refuse (on MPI_COMM_NULL). */
+            assert_int_equal(sim_net_misuse(net), 0);
             if (sim_net_faults_fired(net)) {
                 assert_int_equal(st, OTM_ERR_MPI);
                 assert_int_equal(sim_net_live_comms(net, 1), 0);
