@@ -1237,6 +1237,10 @@ static sim_result teardown(sim_world *w)
             return violation(w, "rank %d leaked %" PRId64 " allocations", r,
                              w->ctx[r].live), SIM_VIOLATION;
     }
+    /* The nodes' ends are checked as their steps were. */
+    if (sim_net_misuse(w->net))
+        return violation(w, "MPI misused (%" PRIu64 " times)", sim_net_misuse(w->net)),
+               SIM_VIOLATION;
     /* A guard found broken while the nodes were ended. */
     return w->failed ? (sim_result)w->failed : SIM_OK;
 }

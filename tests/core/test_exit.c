@@ -202,6 +202,28 @@ static void test_fini_twice(void **state)
     scn_close(&s);
 }
 
+/* A job torn down while its exit protocol runs (a program that ends the
+ * plugin in the middle): every rank frees what it holds, the host's table
+ * of EXIT events too, and MPI ends with nothing left. */
+static int exit_started(void *ctx)
+{
+    return ((otm_node *)ctx)->exit_events != NULL;
+}
+
+static void test_teardown_during_exit(void **state)
+{
+    (void)state;
+    sim_config cfg = sim_config_default();
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    otm_node *host = sim_world_node(s.w, 0);
+    otm_host_exit_begin(host);
+    assert_int_equal(sim_world_run_until(s.w, exit_started, host), SIM_OK);
+    assert_int_equal(host->life, OTM_LIFE_EXITING);
+    assert_int_equal(sim_world_teardown(s.w), SIM_OK);
+    scn_close(&s);
+}
+
 /* With one event tag and that tag retired (its event failed without a
  * clean answer), no event can start any more; the exit still reaches every
  * worker on its own tag and the job ends cleanly. */
@@ -272,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_exit_with_every_tag_retired),
         cmocka_unit_test(test_exit_progress_before_exit),
         cmocka_unit_test(test_fini_twice),
+        cmocka_unit_test(test_teardown_during_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
