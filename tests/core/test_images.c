@@ -274,6 +274,23 @@ static void test_region_output(void **state)
     }
 }
 
+/* A host without a region_output hook takes the output of its regions
+ * and drops it: the region still succeeds. */
+static void test_region_output_without_hook(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    otm_node *host = sim_world_node(s.w, 0);
+    host->hooks.region_output = NULL;
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_PRINT, 100, 0), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_PRINT, 3 * OTM_EXEC_FRAG, 0), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(sim_world_host_seen(s.w)->out_bytes, 0);
+    close1(&s);
+}
+
 static void test_kernel_fault(void **state)
 {
     (void)state;
@@ -448,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_unload_keeps_shared_entries),
         cmocka_unit_test(test_load_transfer_fails),
         cmocka_unit_test(test_region_output),
+        cmocka_unit_test(test_region_output_without_hook),
         cmocka_unit_test(test_kernel_fault),
         cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
