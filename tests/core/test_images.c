@@ -361,6 +361,7 @@ static void test_allocations_fail(void **state)
             sim_config cfg = scn_fault_config(nth);
             cfg.workers = 1;
             assert_int_equal(scn_open(&s, &cfg, 1), 0);
+            s.keep = 1;
             sim_world_fail_alloc(s.w, rank, nth);
             scn_load_bytes(&s, 0, 1, image, 13, NULL);
             scn_execute(&s, 0, 1, SIM_K_PRINT, 3 * OTM_EXEC_FRAG, 0);
@@ -371,6 +372,13 @@ static void test_allocations_fail(void **state)
             /* What arrived is the pattern, never more than was printed. */
             assert_int_equal(seen->out_wrong, 0);
             assert_true(seen->out_bytes <= 3 * OTM_EXEC_FRAG + 100);
+            /* A fault the host heard of is the region's status too, also
+             * when late output rode on its reply in fragments. */
+            for (int i = 0; i < s.nev && seen->faults; i++)
+                if (s.ev[i]->kind == OTM_KIND_EXECUTE &&
+                    s.ev[i]->p.execute.kernel == sim_kernel_addr(SIM_K_FAULT))
+                    assert_int_equal(s.ev[i]->status, OTM_ERR_KERNEL_FAULT);
+            scn_drop_refs(&s);
             close1(&s);
         }
     }
