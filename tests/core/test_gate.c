@@ -572,6 +572,27 @@ static void test_worker_frees_ended_events(void **state)
     close_world(&s);
 }
 
+/* The host frees its events as they end too: a queue that waited for
+ * another's event (SYNC) lets go of it, and once the queues are empty and
+ * the caller holds nothing, no event of the host is live. */
+static void test_host_frees_ended_events(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *host = sim_world_node(s.w, 0);
+    uint64_t a = 0, b = 0;
+    assert_int_equal(scn_alloc(&s, 0, 1, 8, &a), OTM_OK);
+    assert_int_equal(scn_wait_for(&s, 1, 0), OTM_OK);
+    assert_int_equal(scn_alloc(&s, 1, 1, 8, &b), OTM_OK);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[1]), SIM_OK);
+    assert_int_equal(s.q[0]->status, OTM_OK);
+    assert_int_equal(s.q[1]->status, OTM_OK);
+    assert_int_equal(host->live, 0);
+    close_world(&s);
+}
+
 /* The fields of an operation that its kind does not use are ignored: a
  * SUBMIT with an argument count is a SUBMIT. */
 static void test_unused_fields_ignored(void **state)
@@ -623,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_most_arguments_run),
         cmocka_unit_test(test_worker_frees_ended_events),
         cmocka_unit_test(test_unused_fields_ignored),
+        cmocka_unit_test(test_host_frees_ended_events),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),
         cmocka_unit_test(test_execute_without_a_device_refused),
