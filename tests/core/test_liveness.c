@@ -94,6 +94,25 @@ static void test_long_region_live_worker(void **state)
                   "answered\n", (unsigned long long)pings);
 }
 
+/* With one tag, held by the region itself, a probe cannot start: it waits
+ * for a tag without a time limit (the host's tags are exhausted, which
+ * says nothing of the worker), and the region ends as it would have. */
+static void test_probe_without_a_tag_waits(void **state)
+{
+    (void)state;
+    sim_config cfg = config(5);
+    cfg.node.ncomms = 1;
+    cfg.node.tag_space = 1;
+    scn s;
+    assert_int_equal(scn_open(&s, &cfg, 1), 0);
+    otm_event *ev = long_region(&s, 10 * TIMEOUT);
+    assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+    assert_int_equal(ev->state, OTM_FINISHED);
+    assert_int_equal(s.q[0]->status, OTM_OK);
+    assert_int_equal(sim_world_host_seen(s.w)->lost[1], 0);
+    finish(&s);
+}
+
 /* The worker stops (a kill, a SIGSTOP) in the middle of a region of
  * 1,000 timeouts: the region fails with OTM_ERR_UNRESPONSIVE within about
  * one timeout (plus a tick of the clock) of the stop, not at its end. */
@@ -300,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_long_region_live_worker),
         cmocka_unit_test(test_worker_stopped_mid_region),
+        cmocka_unit_test(test_probe_without_a_tag_waits),
         cmocka_unit_test(test_late_probe_answer),
         cmocka_unit_test(test_lost_probe_answer),
         cmocka_unit_test(test_kernel_timeout_bounds_length),
