@@ -593,6 +593,29 @@ static void test_host_frees_ended_events(void **state)
     close_world(&s);
 }
 
+/* otm_node_kernels_waiting, which the plugin's idle policy asks: 1 while
+ * a kernel waits for the handler (a SIM_K_SLEEP region waits its time
+ * before the handler takes it), 0 before and after. */
+static int kernel_queued(void *ctx)
+{
+    return ((otm_node *)ctx)->kern_head != NULL;
+}
+
+static void test_kernels_waiting(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    assert_int_equal(otm_node_kernels_waiting(worker), 0);
+    scn_execute(&s, 0, 1, SIM_K_SLEEP, 1000000, 0);
+    assert_int_equal(sim_world_run_until(s.w, kernel_queued, worker), SIM_OK);
+    assert_int_equal(otm_node_kernels_waiting(worker), 1);
+    expect_queue(&s, OTM_OK);
+    assert_int_equal(otm_node_kernels_waiting(worker), 0);
+    close_world(&s);
+}
+
 /* The fields of an operation that its kind does not use are ignored: a
  * SUBMIT with an argument count is a SUBMIT. */
 static void test_unused_fields_ignored(void **state)
@@ -645,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_worker_frees_ended_events),
         cmocka_unit_test(test_unused_fields_ignored),
         cmocka_unit_test(test_host_frees_ended_events),
+        cmocka_unit_test(test_kernels_waiting),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),
         cmocka_unit_test(test_execute_without_a_device_refused),
