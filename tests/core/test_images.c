@@ -416,6 +416,24 @@ static void test_fault_reported_without_memory(void **state)
     assert_true(reported >= 4);
 }
 
+/* Many images at once: the worker's table of loaded images grows past its
+ * first capacity (8), and they unload in turn. */
+static void test_many_images(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    uint64_t ids[20];
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(scn_load_bytes(&s, 0, 1, image, 13, &ids[i]), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0), OTM_OK);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(scn_unload(&s, 0, 1, ids[i]), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    close1(&s);
+}
+
 /* A LOAD that says its bytes travel but has none: the host refuses it. */
 static void test_load_without_bytes_refused(void **state)
 {
@@ -478,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
         cmocka_unit_test(test_fault_reported_without_memory),
+        cmocka_unit_test(test_many_images),
         cmocka_unit_test(test_load_without_bytes_refused),
         cmocka_unit_test(test_load_reply_too_many_entries),
     };
