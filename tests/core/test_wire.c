@@ -136,6 +136,11 @@ static void test_notify_errors(void **state)
     assert_true(d.routable);
     assert_int_equal(d.comm, 2);
     assert_int_equal(d.kind, OTM_KIND_RETRIEVE);
+    /* Both bytes of another version survive the trip, for the answer. */
+    n.version = 0x8281;
+    otm_wire_put_notify(buf, &n);
+    assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_ERR_BAD_VERSION);
+    assert_int_equal(d.version, 0x8281);
 }
 
 static void test_reply_round_trip_and_errors(void **state)
