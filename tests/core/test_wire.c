@@ -141,6 +141,13 @@ static void test_notify_errors(void **state)
     otm_wire_put_notify(buf, &n);
     assert_int_equal(otm_wire_get_notify(buf, sizeof buf, &d), OTM_ERR_BAD_VERSION);
     assert_int_equal(d.version, 0x8281);
+    /* ... and of a kind nobody knows. */
+    n.version = OTM_WIRE_VERSION;
+    n.kind = 0x8382;
+    otm_wire_put_notify(buf, &n);
+    (void)otm_wire_get_notify(buf, sizeof buf, &d);
+    assert_true(d.routable);
+    assert_int_equal(d.kind, 0x8382);
 }
 
 static void test_reply_round_trip_and_errors(void **state)
