@@ -171,6 +171,17 @@ static void test_reply_round_trip_and_errors(void **state)
     assert_int_equal(otm_wire_get_reply(buf, sizeof buf, &d), OTM_ERR_BAD_MESSAGE);
 }
 
+/* The hash is 64-bit FNV-1a, every byte counted: both ends of a job, and
+ * the images' descriptors, rely on the same function. */
+static void test_hash(void **state)
+{
+    (void)state;
+    assert_true(otm_wire_hash("a", 1, OTM_WIRE_HASH_SEED) == 0xaf63dc4c8601ec8cull);
+    assert_true(otm_wire_hash("ab", 2, OTM_WIRE_HASH_SEED) !=
+                otm_wire_hash("bb", 2, OTM_WIRE_HASH_SEED));
+    assert_true(otm_wire_hash("", 0, 42) == 42);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_params_unknown_kind),
         cmocka_unit_test(test_notify_errors),
         cmocka_unit_test(test_reply_round_trip_and_errors),
+        cmocka_unit_test(test_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
