@@ -18,7 +18,7 @@
 #   --resume            keeps the verdicts already in the results of the
 #                       build tree and runs only the mutants it lacks (an
 #                       interrupted run, the same selection on the same tree)
-# Without --only, --sample or --quick: every mutant (long: about a minute
+# Without --only, --sample or --quick: every mutant (long: 2 s to a minute
 # each).
 #
 # Each mutant is one change on one line of one src/core file (the mutants
@@ -146,7 +146,7 @@ build() { cmake --build "$MUTATE_DIR" -j 2 >"$work/build.log" 2>&1; }
 
 # The tests of one mutant, under the time limits $1 and $2 of its two runs:
 # the short tests first, then, if they all pass, the tests labelled long
-# (test_events). Whatever the short ones kill is killed by the whole suite,
+# (test_events and test_launcher). Whatever the short ones kill is killed by the whole suite,
 # so the verdict is the whole suite's, at a fraction of the time. The
 # status is ctest's (the first failure's), 124 or 137 when a limit was
 # reached.
