@@ -12,6 +12,7 @@
  * image can make either of us read past its end.
  */
 #include "otm/device.h"
+#include "needs.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -484,21 +485,37 @@ static int name_in_use(const char *name)
     return 1;
 }
 
-static otm_status open_image(otm_image *img, char *err, size_t errlen)
+/* At most this many needs are dropped from one image (needs.h). */
+#define MAX_DROPPED_NEEDS 8
+
+static otm_status open_image(otm_image *img, const void *start, size_t size,
+                             char *err, size_t errlen)
 {
-    const char *why;
+    const char *why = NULL;
+    char lib[256], dropped[256] = "";
 
     if (name_in_use(img->name))
         return fail(OTM_ERR_NO_KERNEL, err, errlen,
                     "cannot load the device image: another library is "
                     "already loaded as %s", img->name);
-    img->handle = dlopen(img->name, RTLD_NOW | RTLD_LOCAL);
-    if (img->handle != NULL)
-        return OTM_OK;
-    why = dlerror();
+    for (int tries = 0; tries <= MAX_DROPPED_NEEDS; tries++) {
+        img->handle = dlopen(img->name, RTLD_NOW | RTLD_LOCAL);
+        if (img->handle != NULL)
+            return OTM_OK;
+        why = dlerror();
+        /* A need this rank cannot open: dropped from the copy, loaded again
+         * (clang 19 names a shared library in its own device image). */
+        if (!otm_needs_missing(why, lib, sizeof lib) ||
+            otm_needs_drop(start, size, img->fd, lib) != 1)
+            break;
+        if (dropped[0] == '\0')
+            snprintf(dropped, sizeof dropped, "%s", lib);
+    }
     return fail(OTM_ERR_NO_KERNEL, err, errlen,
-                "the loader refuses the device image: %s",
-                why != NULL ? why : "no reason given");
+                "the loader refuses the device image: %s%s%s%s",
+                why != NULL ? why : "no reason given",
+                dropped[0] ? " (after dropping its need of " : "", dropped,
+                dropped[0] ? ", which this rank cannot open)" : "");
 }
 
 otm_status otm_image_load(const void *start, size_t size, otm_image **out,
@@ -518,11 +535,12 @@ otm_status otm_image_load(const void *start, size_t size, otm_image **out,
     if (img == NULL)
         return fail(OTM_ERR_NOMEM, err, errlen,
                     "out of memory for the device image's record");
+    img->fd = -1;           /* no memfd yet: nothing to close on failure */
     st = locate_entries(start, size, img, err, errlen);
     if (st == OTM_OK)
         st = fill_memfd(img, start, size, err, errlen);
     if (st == OTM_OK)
-        st = open_image(img, err, errlen);
+        st = open_image(img, start, size, err, errlen);
     if (st) {
         if (img->handle != NULL)
             dlclose(img->handle);
