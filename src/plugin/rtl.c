@@ -335,6 +335,12 @@ void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
 
 int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
 {
+    /* After the program's MPI_Finalize the devices are gone, their memory
+     * with them: nothing is left to free. (libomptarget 19 frees what its
+     * memory manager kept at the program's end, after that MPI_Finalize.) */
+    otm_plugin *p = otm_plugin_host();
+    if (p && p->program_finalized)
+        return OFFLOAD_SUCCESS;
     otm_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
