@@ -67,6 +67,23 @@ LLVM15_DIR=${OTM_LLVM15_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.deps/llvm-15}
 fetch_llvm15() { unpack_debs "$LLVM15_DIR" $LLVM15_DEBS; }
 # --- end of LLVM 15 ----------------------------------------------------------
 
+# --- LLVM 19 (the omp19 tests, clang-19's programs) -------------------------
+# libomptarget 19 links its plugins in, so ci/llvm19.sh builds one with ours
+# inside from Debian's llvm-toolchain-19 source, against llvm-19-dev (whose
+# CMake package needs libzstd-dev). clang-19 and clang-tools-19 compile the
+# programs; libomp-19-dev conflicts with libomp-14-dev, so it and
+# libomp5-19 are unpacked into OTM_LLVM19_DIR, default .deps/llvm-19 (what
+# tests/omp/omp19.cmake and ci/llvm19.sh look for).
+PACKAGES="$PACKAGES clang-19 clang-tools-19 llvm-19-dev libzstd-dev xz-utils"
+LLVM19_DEBS="libomp-19-dev libomp5-19"
+LLVM19_DIR=${OTM_LLVM19_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.deps/llvm-19}
+# shellcheck disable=SC2086
+fetch_llvm19() {
+    unpack_debs "$LLVM19_DIR" $LLVM19_DEBS
+    OTM_LLVM19_DIR=$LLVM19_DIR sh "$(dirname "$0")/llvm19.sh"
+}
+# --- end of LLVM 19 ----------------------------------------------------------
+
 missing=""
 for p in $PACKAGES; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -83,6 +100,7 @@ if [ -z "$missing" ]; then
     echo "setup: all packages present"
     fetch_llvm16
     fetch_llvm15
+    fetch_llvm19
     exit 0
 fi
 
@@ -97,3 +115,4 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing
 fetch_llvm16
 fetch_llvm15
+fetch_llvm19
