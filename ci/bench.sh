@@ -18,7 +18,9 @@
 # All jobs run under MPICH's mpiexec (mpiexec.mpich, 2 ranks; 3 ranks for
 # the nowait runs): the raw MPI baseline (bench_raw), the plugin through its
 # ABI (bench_abi, OMPTARGET_MPI_LAUNCHER=1) and an OpenMP program built by
-# clang-14 through omptarget-mpirun (bench_omp). The plugin runs with its
+# clang-14 through omptarget-mpirun (bench_omp); application-like kernels
+# (bench_apps) through omptarget-mpirun and on the stock in-process plugin.
+# The plugin runs with its
 # default settings, but for OMPTARGET_MPI_POOL_MAX=64M in the main jobs (the
 # map cycle's buffer stays in the pool) and OMPTARGET_MPI_POOL=off and
 # OMPTARGET_MPI_IDLE=spin in the runs named so. Nothing is asserted about time: the exit status is
@@ -49,10 +51,10 @@ if [ -z "$build_dir" ]; then
     sh ci/setup.sh
     cmake -S . -B "$build_dir" >/dev/null
     cmake --build "$build_dir" -j "$(nproc)" --target bench_raw bench_abi \
-        bench_omp_program omptarget_rtl_mpi
+        bench_omp_program bench_apps_program omptarget_rtl_mpi
 fi
 build_dir=$(cd "$build_dir" && pwd)
-for f in bench/bench_raw bench/bench_abi bench/bench_omp bin/omptarget-mpirun; do
+for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bin/omptarget-mpirun; do
     [ -x "$build_dir/$f" ] || { echo "bench.sh: $build_dir/$f is missing: build first" >&2; exit 1; }
 done
 mpiexec=$(command -v mpiexec.mpich || true)
@@ -125,6 +127,13 @@ job omp-regions-on MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_omp" regions "$mo
 job omp-regions-off MPIEXEC="$mpiexec" OMPTARGET_MPI_FORWARD_OUTPUT=off -- \
     "$run" -n 2 "$b/bench_omp" regions "$mode" off
 
+# What users offload, against the stock in-process plugin: the same
+# program on libomptarget 14's own x86_64 plugin (no launcher; 1 of its
+# devices) and on this plugin with 1 and 2 devices.
+job apps-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_apps" all "$mode" stock 1
+job apps-ours1 MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_apps" all "$mode" ours1 1
+job apps-ours2 MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_apps" all "$mode" ours2 2
+
 # ---- the table, the JSON file, the plot ----
 mpich=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p')
 cpus=$(nproc)
@@ -147,7 +156,7 @@ function row(key, what, via, ratio_of, ratio_how, target, op, limit,   r, met, r
     r = ""; met = ""; rtxt = "—"
     if (ratio_of != "" && (ratio_of in med) && med[ratio_of] > 0) {
         r = med[key] / med[ratio_of]
-        rtxt = sprintf("%.2f× %s", r, ratio_how)
+        rtxt = sprintf(r >= 0.1 ? "%.2f× %s" : "%.2g× %s", r, ratio_how)
     } else if (ratio_of == "self") {
         r = med[key]; rtxt = fmt(r) " " unit[key]
     } else if (ratio_of in check) {
@@ -208,6 +217,23 @@ END {
         "omp_region_off", "not forwarded")
     row("omp_from4_region_on", "region with map(from:) of 4 x 4 KiB", "OpenMP",
         "omp_region_on", "empty region")
+    # The applications (bench_apps.c): ours on 1 and 2 devices against the
+    # stock in-process plugin on 1.
+    split("fine sync4k xs stencil dense threads", apps, " ")
+    split("8 threads x nowait depend chains|synchronous 4 KiB map(tofrom:) regions|" \
+          "cross-section lookups (XSBench-like)|heat stencil, halos device to device|" \
+          "dense matrix product|threads of a parallel loop in a region", appwhat, "|")
+    for (i = 1; i <= 6; i++) {
+        a = apps[i]
+        row("app_" a "_stock", appwhat[i], "stock plugin, 1 device")
+        for (d = 1; d <= 2; d++) {
+            tgt = ""; op = ""; lim = 0
+            if (a == "fine" && d == 2) { tgt = "≤ 2×"; op = "<="; lim = 2 }
+            if ((a == "xs" || a == "dense") && d == 1) { tgt = "≤ 1.1×"; op = "<="; lim = 1.1 }
+            row("app_" a "_ours" d, appwhat[i], "OpenMP, " d " device(s)", "app_" a "_stock",
+                "stock", tgt, op, lim)
+        }
+    }
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
     for (i = 0; i < nc; i++) {
