@@ -1,9 +1,10 @@
 #!/bin/sh
 # check_llvm19.sh - libomptarget 19 as ci/llvm19.sh builds it, against
-# Debian's own.
+# Debian's own, and the adapter inside it against our plugin.
 #
 # usage: check_llvm19.sh exports OURS DEBIANS
 #        check_llvm19.sh no-plugin OURS PROGRAM
+#        check_llvm19.sh entries PLUGIN ADAPTER_SOURCE
 #
 # exports: every function and object a program can link against in
 #   Debian's libomptarget.so.19.1 (C names: a program built by clang-19
@@ -17,9 +18,12 @@
 #   it, and PROGRAM (omp_host_fallback, built by clang-19) run on it without
 #   the launcher: one line says the plugin could not be loaded, there are
 #   no devices, and the program passes on the host.
+# entries: every __tgt_rtl_* name the adapter (src/nextgen/src/rtl.cpp,
+#   OtmRTLNames) looks up is exported by PLUGIN (libomptarget.rtl.mpi.so):
+#   the contract between the two, checked without LLVM 19.
 set -u
 me=check_llvm19.sh
-[ $# -eq 3 ] || { sed -n '4,5p' "$0" | sed 's/^# //' >&2; exit 2; }
+[ $# -eq 3 ] || { sed -n '5,7p' "$0" | sed 's/^# //' >&2; exit 2; }
 mode=$1
 ours=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_llvm19.XXXXXX") || exit 1
@@ -70,8 +74,21 @@ no-plugin)
     [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than that line on stderr"
     echo "$me: without the plugin beside it: one line, no devices, the program passed on the host"
     ;;
+entries)
+    sed -n '/OtmRTLNames\[\] = {/,/^};/s/^ *"\(__tgt_rtl_[a-z_]*\)",$/\1/p' "$3" |
+        sort -u >"$tmp/wanted"
+    nm -D --defined-only "$ours" | awk '{ print $NF }' | sed 's/@.*//' | sort -u >"$tmp/have"
+    [ "$(wc -l <"$tmp/wanted")" -ge 20 ] || { echo "$me: no entry point names read from $3"; exit 1; }
+    missing=$(comm -23 "$tmp/wanted" "$tmp/have")
+    if [ -n "$missing" ]; then
+        echo "$me: the adapter looks up entry points $ours does not export:"
+        echo "$missing"
+        exit 1
+    fi
+    echo "$me: all $(wc -l <"$tmp/wanted") entry points the adapter looks up are exported"
+    ;;
 *)
-    sed -n '4,5p' "$0" | sed 's/^# //' >&2
+    sed -n '5,7p' "$0" | sed 's/^# //' >&2
     exit 2
     ;;
 esac
