@@ -51,10 +51,11 @@ if [ -z "$build_dir" ]; then
     sh ci/setup.sh
     cmake -S . -B "$build_dir" >/dev/null
     cmake --build "$build_dir" -j "$(nproc)" --target bench_raw bench_abi \
-        bench_omp_program bench_apps_program omptarget_rtl_mpi
+        bench_omp_program bench_apps_program sim_model omptarget_rtl_mpi
 fi
 build_dir=$(cd "$build_dir" && pwd)
-for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bin/omptarget-mpirun; do
+for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bench/sim_model \
+         bin/omptarget-mpirun; do
     [ -x "$build_dir/$f" ] || { echo "bench.sh: $build_dir/$f is missing: build first" >&2; exit 1; }
 done
 mpiexec=$(command -v mpiexec.mpich || true)
@@ -285,13 +286,62 @@ else
     png=
 fi
 
+# ---- the scaling model (bench/sim_model.c) ----
+# The simulator with this run's figures: the wire's latency is half the raw
+# round trip, its bandwidth the raw one at 1 MiB, the software's overhead per
+# message half of what an empty region costs beyond the raw round trip, a
+# stencil cell what the stock plugin's stencil took per cell and step. The
+# same overhead on two links this machine cannot offer.
+model=$out/$name-model.md
+if [ "$mode" = quick ]; then mcells=262144 msteps=20 mregions=200; else mcells=4194304 msteps=100 mregions=10000; fi
+# shellcheck disable=SC2046
+set -- $(awk -v cells="$mcells" -v steps="$msteps" '$1 == "BENCH" { med[$2] = $4 }
+    END { rtt = med["raw_rtt_8B"]; empty = med["abi_empty_region"]
+          bw = med["raw_bw_1M"]; st = med["app_stencil_stock"]
+          if (!rtt || !empty || !bw || !st) exit
+          ovh = (empty - rtt) * 500; if (ovh < 0) ovh = 0
+          printf "%d %d %.0f %.6g\n", rtt * 500, ovh, bw * 1048576, st * 1e9 / (cells * steps) }' \
+    "$figures")
+if [ $# -eq 4 ] && [ -x "$build_dir/bench/sim_model" ]; then
+    echo "bench: model: latency $1 ns, overhead $2 ns per message, $3 B/s, $4 ns per stencil cell"
+    {
+        echo "Predicted by \`bench/sim_model\` from the figures of this run" \
+             "($machine): wire latency $1 ns (half the raw round trip), software overhead" \
+             "$2 ns per message (half of an empty region beyond the raw round trip)," \
+             "bandwidth $3 B/s (raw, 1 MiB), $4 ns per stencil cell and step (the stock" \
+             "plugin's stencil); the two other links keep that overhead."
+        echo
+        if "$build_dir/bench/sim_model" --cells "$mcells" --steps "$msteps" --regions "$mregions" \
+            --cell-ns "$4" --link "this machine:$1:$2:$3" --link "1.5us/10GB/s:1500:$2:10000000000" \
+            --link "5us/1GB/s:5000:$2:1000000000" >"$model.table" 2>"$out/logs/model.log"; then
+            cat "$model.table"
+        else
+            echo "bench: sim_model FAILED: see logs/model.log" >&2
+            failed=$((failed + 1))
+        fi
+        echo
+        awk '$1 == "BENCH" { med[$2] = $4 }
+             END { printf "Measured in the same run, 2 devices: stencil %s s (bench_apps, ours2), " \
+                          "nowait %s regions/s through the ABI and %s through OpenMP (bench_abi, " \
+                          "bench_omp).\n", med["app_stencil_ours2"], med["abi_nowait_rate"],
+                          med["omp_nowait_rate"] }' "$figures"
+    } >"$model"
+    rm -f "$model.table"
+else
+    echo "bench: no model: the run lacks a figure it needs, or sim_model is not built" >&2
+    failed=$((failed + 1))
+fi
+
 echo
 echo "omptarget-mpi benchmarks ($mode): $machine"
 echo "every figure: median of ${runs:-0} run(s), min and max beside it; ratios from the medians"
 echo
 cat "$out/$name.md"
 echo
-echo "bench: table $out/$name.md, figures $out/$name.json${png:+, plot $png}, logs $out/logs/"
+echo
+[ -f "$model" ] && cat "$model"
+echo
+echo "bench: table $out/$name.md, figures $out/$name.json${png:+, plot $png}, model $model, logs $out/logs/"
 
 if [ "$update_docs" -eq 1 ]; then
     if [ "$failed" -ne 0 ] || [ "$mode" = quick ]; then
@@ -302,6 +352,7 @@ if [ "$update_docs" -eq 1 ]; then
         cp "$out/$name.md" docs/bench/results.md
         cp "$out/$name.json" docs/bench/results.json
         cp "$png" docs/bench/bandwidth.png
+        cp "$model" docs/bench/model.md
         echo "bench: docs/bench/ updated"
     fi
 fi

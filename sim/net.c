@@ -108,6 +108,7 @@ struct sim_net {
     size_t nfails, fails_cap;
     delay_spec *delays;
     size_t ndelays, delays_cap;
+    uint64_t link_free[MAX_RANKS][MAX_RANKS];  /* when link a->b is free */
     uint64_t next_msg_id;
     int next_req, next_mhandle;
     uint64_t faults_fired, misuse;
@@ -720,6 +721,23 @@ static int fail_due(const sim_net *net, sim_fn fn, uint64_t nth)
     return 0;
 }
 
+/* When a message of len bytes from the current rank to dest becomes
+ * deliverable under the link model (sim_link), which it marks busy until
+ * the message has left; 0 without a model or to oneself. */
+static uint64_t link_cost(sim_net *net, int dest, size_t len)
+{
+    const sim_link *l = &net->cfg.link;
+    if ((!l->latency_ns && !l->overhead_ns && !l->bytes_per_s) || dest == net->rank)
+        return 0;
+    uint64_t *free_at = &net->link_free[net->rank][dest];
+    uint64_t start = *free_at > net->now ? *free_at : net->now;
+    uint64_t wire = l->bytes_per_s
+                        ? (uint64_t)((unsigned __int128)len * 1000000000u / l->bytes_per_s)
+                        : 0;
+    *free_at = start + l->overhead_ns + wire;
+    return *free_at + l->latency_ns;
+}
+
 /* Release time of the current rank's Isend number `nth` (0: not delayed). */
 static uint64_t delay_due(sim_net *net, uint64_t nth)
 {
@@ -1206,6 +1224,9 @@ static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
     *m = (sim_msg){.id = net->next_msg_id++, .src = net->rank, .dst = dest,
                    .comm = comm, .tag = tag, .len = len, .owner = owner_now(net)};
     m->release = delay_due(net, me(net)->calls[SIM_FN_Isend]);
+    uint64_t arrival = link_cost(net, dest, len);
+    if (arrival > m->release)
+        m->release = arrival;
     if (dest != net->rank && len <= net->cfg.eager_limit) {
         m->data = xcalloc(1, len ? len : 1);
         if (len)

@@ -79,6 +79,18 @@ sim_fn sim_fn_from_name(const char *name);
 
 typedef struct sim_net sim_net;
 
+/* The cost of a message in virtual time (the scaling model, DESIGN.md §7):
+ * all zero, the default, costs nothing. Otherwise a message of n bytes
+ * from rank a to rank b leaves when the link a->b is free (messages on one
+ * link go one after another), occupies it for overhead_ns + n / bandwidth,
+ * and becomes deliverable latency_ns after that. A message to oneself costs
+ * nothing. */
+typedef struct sim_link {
+    uint64_t latency_ns;    /* the wire's one-way latency */
+    uint64_t overhead_ns;   /* per message: the software's own cost */
+    uint64_t bytes_per_s;   /* 0: infinite bandwidth */
+} sim_link;
+
 typedef struct sim_net_config {
     int nranks;             /* 1..64 */
     int tag_ub;             /* value of MPI_TAG_UB, >= 1 */
@@ -86,6 +98,7 @@ typedef struct sim_net_config {
     int eager_at_delivery;  /* 0: an eager send completes in MPI_Isend;
                              * 1: when its message is delivered (as a
                              * real transport may report it later) */
+    sim_link link;          /* the cost of messages; zero: none */
 } sim_net_config;
 
 /* A channel that has a deliverable message. */

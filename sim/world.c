@@ -523,7 +523,7 @@ sim_world *sim_world_create(const sim_config *cfg)
     w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     w->hash = 0xcbf29ce484222325ull;
     sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit,
-                         cfg->eager_at_delivery};
+                         cfg->eager_at_delivery, cfg->link};
     w->net = sim_net_create(&nc);
     w->oracle = sim_oracle_new();
     if (!w->net || !w->oracle) {

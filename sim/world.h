@@ -31,8 +31,14 @@
 #include "net.h"
 #include "otm/node.h"
 
+/* A wider world (the scaling model, bench/sim_model.c) is compiled with
+ * both raised: the net holds at most 64 ranks. */
+#ifndef SIM_MAX_WORKERS
 #define SIM_MAX_WORKERS 8
+#endif
+#ifndef SIM_MAX_QUEUES
 #define SIM_MAX_QUEUES 8
+#endif
 #define SIM_GLOBAL_SIZE 64
 
 typedef enum sim_mode { SIM_RANDOM = 0, SIM_REPLAY, SIM_BYTES } sim_mode;
@@ -65,6 +71,8 @@ typedef struct sim_config {
     int por;                    /* SIM_REPLAY: partial-order reduction with
                                  * sleep sets (sim_explore turns it on) */
     int quiet;                  /* no failure report on stderr */
+    sim_link link;              /* the cost of messages in virtual time
+                                 * (sim/net.h); zero, the default: none */
     otm_node *host_node;        /* NULL, or where rank 0's node lives (a
                                  * zeroed otm_node the caller embeds in its
                                  * own state, as the plugin does); the world

@@ -24,7 +24,7 @@
 
 static int setup(void **state)
 {
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}};
     sim_net *net = sim_net_create(&cfg);
 
     if (!net)
@@ -844,7 +844,7 @@ static void script(sim_net *net, run_bufs *b)
 static void test_hash(void **state)
 {
     sim_net *a = *state, *b;
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}};
     run_bufs bufs_a = {{0}, {0}}, bufs_b = {{0}, {0}};
     uint64_t h;
 
@@ -932,7 +932,7 @@ static void test_fn_names(void **state)
 static void test_eager_at_delivery(void **state)
 {
     (void)state;
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 1};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 1, {0}};
     sim_net *net = sim_net_create(&cfg);
     assert_non_null(net);
     sim_net_install(net);
@@ -955,10 +955,62 @@ static void test_eager_at_delivery(void **state)
     sim_net_destroy(net);
 }
 
+/* The link model (sim_link): a message is deliverable once the link has
+ * carried it (overhead + bytes / bandwidth, after the messages before it on
+ * the same link) and the latency has passed; other links are independent;
+ * a message to oneself costs nothing. */
+static void test_link_model(void **state)
+{
+    (void)state;
+    sim_net_config cfg = {NRANKS, TAG_UB, 1024, 0,
+                          {.latency_ns = 1000, .overhead_ns = 100,
+                           .bytes_per_s = 1000000000u}};   /* 1 byte per ns */
+    sim_net *net = sim_net_create(&cfg);
+    assert_non_null(net);
+    sim_net_install(net);
+    static char buf[500];
+    sim_chan c[4];
+    sim_net_set_time(net, 0);
+    isend(net, 0, 1, 1, MPI_COMM_WORLD, buf, 500);      /* 0 + 100 + 500 + 1000 */
+    isend(net, 0, 1, 2, MPI_COMM_WORLD, buf, 200);      /* 600 + 100 + 200 + 1000 */
+    isend(net, 0, 2, 3, MPI_COMM_WORLD, buf, 300);      /* another link: 1400 */
+    assert_int_equal(sim_net_ready(net, c, 4), 0);
+    assert_int_equal(sim_net_next_release(net), 1400);
+    sim_net_set_time(net, 1399);
+    assert_int_equal(sim_net_ready(net, c, 4), 0);
+    sim_net_set_time(net, 1400);
+    assert_int_equal(sim_net_ready(net, c, 4), 1);
+    assert_int_equal(c[0].dst, 2);
+    assert_int_equal(sim_net_next_release(net), 1600);
+    sim_net_set_time(net, 1600);
+    assert_int_equal(sim_net_ready(net, c, 4), 2);
+    assert_int_equal(sim_net_next_release(net), 1900);  /* the second, behind it */
+    sim_net_set_time(net, 1900);
+    assert_int_equal(sim_net_ready(net, c, 4), 2);      /* 0->1 and 0->2 heads */
+    deliver_all(net);
+    /* A message to oneself is deliverable at once, whatever the link. */
+    isend(net, 1, 1, 4, MPI_COMM_WORLD, buf, 100);
+    assert_int_equal(sim_net_ready(net, c, 4), 1);
+    deliver_all(net);
+    static const int tags[] = {1, 2, 3, 4}, lens[] = {500, 200, 300, 100};
+    static const int from[] = {0, 0, 0, 1}, to[] = {1, 1, 2, 1};
+    for (int i = 0; i < 4; i++) {
+        char in[500];
+        MPI_Status st;
+        int n = -1;
+        MPI_Request rq = irecv(net, to[i], from[i], tags[i], MPI_COMM_WORLD, in, 500);
+        assert_true(done(net, to[i], &rq, &st));
+        assert_int_equal(MPI_Get_count(&st, MPI_BYTE, &n), MPI_SUCCESS);
+        assert_int_equal(n, lens[i]);
+    }
+    sim_net_install(NULL);
+    sim_net_destroy(net);
+}
+
 static void test_bad_config(void **state)
 {
-    sim_net_config zero = {0, TAG_UB, EAGER, 0}, many = {65, TAG_UB, EAGER, 0};
-    sim_net_config noub = {2, 0, EAGER, 0};
+    sim_net_config zero = {0, TAG_UB, EAGER, 0, {0}}, many = {65, TAG_UB, EAGER, 0, {0}};
+    sim_net_config noub = {2, 0, EAGER, 0, {0}};
 
     (void)state;
     assert_null(sim_net_create(&zero));
@@ -973,6 +1025,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(test_matching),
+        cmocka_unit_test(test_link_model),
         T(test_posted_order),
         T(test_non_overtaking),
         T(test_channels_any_order),
