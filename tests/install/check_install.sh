@@ -8,6 +8,8 @@
 #     libomptarget.rtl.x86_64.so (LLVM 14, 16) and
 #     libomptarget.rtl.x86_64.nextgen.so (LLVM 16, tried first), each a
 #     symlink that resolves to that plugin,
+#   - PREFIX/lib/omptarget-mpi/libomptarget.so.19.1 is a file when the
+#     build tree has that runtime (ci/llvm19.sh),
 #   - PREFIX/bin/omptarget-mpirun --dry-run -n 2 ./app puts the installed
 #     alias directory first in LD_LIBRARY_PATH, not the build tree's, and
 #     preloads the installed program's MPI layer from it,
@@ -48,6 +50,14 @@ for alias in libomptarget.rtl.x86_64.so libomptarget.rtl.x86_64.nextgen.so; do
     [ -L "$link" ] && [ "$(readlink -f "$link")" = "$plugin" ]
     check $? "lib/omptarget-mpi/$alias is a link resolving to the installed plugin ($(readlink "$link" 2>/dev/null))"
 done
+
+# libomptarget 19 with our plugin inside, when the build tree has it: a
+# copy in the install tree, not the build tree's link into .deps/.
+if [ -e "$build/lib/omptarget-mpi/libomptarget.so.19.1" ]; then
+    rt=$prefix/lib/omptarget-mpi/libomptarget.so.19.1
+    [ -f "$rt" ] && [ ! -L "$rt" ]
+    check $? "lib/omptarget-mpi/libomptarget.so.19.1 is installed as a file"
+fi
 
 dry=$(OMPTARGET_MPI_PLUGIN_DIR='' LD_LIBRARY_PATH='' "$prefix/bin/omptarget-mpirun" --dry-run -n 2 ./app 2>&1)
 check $? "the installed omptarget-mpirun --dry-run -n 2 ./app succeeds"
