@@ -149,7 +149,7 @@ int main(int argc, char **argv)
                .regions = 10000};
     model_link links[8];
     int nlinks = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {     /* options come in pairs */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             die("every option takes a value (see the header of sim_model.c)");
@@ -167,7 +167,6 @@ int main(int argc, char **argv)
             nlinks++;
         else
             die("bad option or value (see the header of sim_model.c)");
-        i++;
     }
     if (m.cell_ns <= 0 || m.cells < 64 || m.steps < 1 || m.halo < 1 || m.halo > 32 ||
         m.regions < 1)

@@ -36,11 +36,11 @@ for need in clang-19 clang++-19 /usr/lib/llvm-19/lib/cmake/llvm/LLVMConfig.cmake
     fi
 done
 
-# The source: the offload/ and cmake/ directories (and one file of openmp/)
-# of Debian's
-# llvm-toolchain-19, fetched through a private apt configuration that adds
-# the deb-src entries of the machine's Debian release (the machine's own
-# sources are not changed). Kept in .deps/llvm-19-src once unpacked.
+# The source: the offload/ and cmake/ directories (and one file of
+# openmp/) of Debian's llvm-toolchain-19, fetched through a private apt
+# configuration that adds the deb-src entries of the machine's Debian
+# release (the machine's own sources are not changed). Kept in
+# .deps/llvm-19-src once unpacked.
 fetch_source() {
     apt=$deps/llvm-19-apt
     rm -rf "$apt"
@@ -81,7 +81,7 @@ fetch_source() {
 if [ ! -f "$src/.source" ] || [ ! -f "$src/openmp/runtime/src/exports_test_so.txt" ]; then
     say "fetching Debian's llvm-toolchain-19 source"
     if ! fetch_source; then
-        say "skipped: the llvm-toolchain-19 source could not be fetched (no deb-src access to deb.debian.org?)"
+        say "skipped: the llvm-toolchain-19 source could not be fetched (no deb-src access to the Debian mirror?)"
         exit 0
     fi
 fi

@@ -124,8 +124,6 @@ static Error check(int32_t Rc, const char *What, int32_t DeviceId) {
                        DeviceId);
 }
 
-struct MPIPluginTy;
-
 // An image loaded on a device: the table the plugin's load_binary returned,
 // the host's entries with the worker's addresses, by which kernels are
 // launched and globals read and written.
@@ -145,7 +143,9 @@ struct MPIDeviceImageTy : public DeviceImageTy {
   }
 
 private:
-  const __tgt_target_table *Table; // owned by the plugin until the job ends
+  // Owned by the plugin, which frees it when the image's descriptor is
+  // unregistered: at the program's end, or when a library is opened again.
+  const __tgt_target_table *Table;
 };
 
 // Addresses of kernels and globals on the worker, from the image's table.
@@ -162,8 +162,6 @@ struct MPIGlobalHandlerTy final : public GenericGlobalHandlerTy {
     return Plugin::success();
   }
 };
-
-struct MPIDeviceTy;
 
 // A kernel: its worker address, launched with the teams and thread limit
 // of the construct, as under libomptarget 16 (the worker's libomp shares
