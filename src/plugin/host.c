@@ -294,11 +294,13 @@ static pumped pump(otm_plugin *p, otm_pqueue *q)
 
 /* Progresses the queues q waits on, skipping any another thread is at.
  * q's lock is held throughout (the list may grow); the others are only
- * tried, so two queues waiting on each other cannot deadlock here. */
-static int pump_waits(otm_plugin *p, otm_pqueue *q)
+ * tried, so two queues waiting on each other cannot deadlock here. With
+ * `only_try`, q's own lock is only tried too. */
+static int pump_waits(otm_plugin *p, otm_pqueue *q, int only_try)
 {
     int moved = 0;
-    pthread_mutex_lock(&q->lock);
+    if (only_try ? pthread_mutex_trylock(&q->lock) : pthread_mutex_lock(&q->lock))
+        return 0;
     for (size_t i = 0; i < q->nwaits; i++) {
         otm_pqueue *w = q->waits[i];
         if (pthread_mutex_trylock(&w->lock))
@@ -310,24 +312,116 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q)
     return moved;
 }
 
-/* The host's one wait: progresses q until ev ended or, with ev NULL, until
- * q is empty. q may wait (wait_event) on a queue no other thread
- * progresses, so a round that moved nothing on q progresses those too,
- * and one thread alone cannot deadlock on its own event. A round that
- * moved nothing at all is the idle policy's to wait out, never by sleeping
- * while q streams data: a transfer advances only while its thread polls. */
-static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
+/*
+ * The host's one wait. Many threads may wait at once (libomptarget's
+ * hidden helper threads, one per nowait region in flight), and on a node
+ * whose cores the device ranks share, each polling thread takes a core
+ * from the ranks that must answer it. So one waiting thread at a time
+ * polls, for every waiter: it progresses each waiter's queue (only tried:
+ * a queue another thread is at is skipped this round) and wakes the
+ * waiter whose wait ended. The others sleep on their own condition
+ * variable. The poller hands the role to another waiter when its own wait
+ * ends. Lock order: wait_lock, then queue locks (tried only).
+ */
+typedef struct otm_waiter {
+    otm_pqueue *q;
+    otm_event *ev;              /* NULL: until q is empty */
+    pthread_cond_t wake;
+    int done;                   /* wait_lock */
+    struct otm_waiter *next;
+} otm_waiter;
+
+/* Progresses q, and the queues it waits on when q moved nothing. */
+static pumped pump_all(otm_plugin *p, otm_pqueue *q)
+{
+    pumped r = pump(p, q);
+    if (!r.moved)
+        r.moved = pump_waits(p, q, 0);
+    return r;
+}
+
+/* One round for the other waiters; wait_lock is held. */
+static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
+{
+    int moved = 0;
+    for (otm_waiter *w = p->waiters; w; w = w->next) {
+        if (w == self || w->done)
+            continue;
+        int ended = 0;
+        if (!pthread_mutex_trylock(&w->q->lock)) {
+            moved |= otm_queue_progress(&p->node, &w->q->q);
+            ended = !w->ev && otm_queue_empty(&w->q->q);
+            *streaming |= otm_queue_streaming(&w->q->q);
+            pthread_mutex_unlock(&w->q->lock);
+            moved |= pump_waits(p, w->q, 1);
+        }
+        if (ended || (w->ev && otm_event_ended(w->ev))) {
+            w->done = 1;
+            pthread_cond_signal(&w->wake);
+        }
+    }
+    return moved;
+}
+
+/* The poller's loop: until self's wait ended, progresses everybody's. */
+static void poll_for(otm_plugin *p, otm_waiter *self)
 {
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
-    while (!ev || !otm_event_ended(ev)) {
-        pumped r = pump(p, q);
-        if (!ev && r.empty)
+    while (!self->ev || !otm_event_ended(self->ev)) {
+        pumped r = pump_all(p, self->q);
+        if (!self->ev && r.empty)
             break;
-        if (!r.moved)
-            r.moved = pump_waits(p, q);
+        pthread_mutex_lock(&p->wait_lock);
+        if (p->waiters->next)
+            r.moved |= pump_others(p, self, &r.streaming);
+        pthread_mutex_unlock(&p->wait_lock);
+        /* Never asleep while data streams: a transfer advances only while
+         * its thread polls. */
         otm_idle_after(&idle, r.moved, r.streaming);
     }
+}
+
+/* Until ev ended or, with ev NULL, until q is empty. q may wait
+ * (wait_event) on a queue no other thread progresses, so the poller
+ * progresses those too, and one thread alone cannot deadlock on its own
+ * event. */
+static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
+{
+    otm_waiter w = {.q = q, .ev = ev};
+    pthread_cond_init(&w.wake, NULL);
+    pthread_mutex_lock(&p->wait_lock);
+    w.next = p->waiters;
+    p->waiters = &w;
+    while (!w.done) {
+        if (p->polling) {
+            /* The bound only covers a missed wake-up. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10000000;
+            ts.tv_sec += ts.tv_nsec / 1000000000;
+            ts.tv_nsec %= 1000000000;
+            pthread_cond_timedwait(&w.wake, &p->wait_lock, &ts);
+            continue;
+        }
+        p->polling = 1;
+        pthread_mutex_unlock(&p->wait_lock);
+        poll_for(p, &w);
+        pthread_mutex_lock(&p->wait_lock);
+        p->polling = 0;
+        w.done = 1;
+        for (otm_waiter *o = p->waiters; o; o = o->next)
+            if (!o->done) {
+                pthread_cond_signal(&o->wake);
+                break;
+            }
+    }
+    otm_waiter **at = &p->waiters;
+    while (*at != &w)
+        at = &(*at)->next;
+    *at = w.next;
+    pthread_mutex_unlock(&p->wait_lock);
+    pthread_cond_destroy(&w.wake);
 }
 
 /* q's first failure since it was last taken; q's record starts over. */
@@ -350,7 +444,7 @@ int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 {
     pumped r = pump(p, q);
     if (!r.moved && !r.empty)
-        pump_waits(p, q);
+        pump_waits(p, q, 0);
     if (!r.empty)
         return 0;
     *st = take_failure(q);

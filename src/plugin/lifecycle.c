@@ -437,6 +437,7 @@ static otm_plugin *start(void)
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
+    pthread_mutex_init(&p->wait_lock, NULL);
     int launched = under_launcher();
     /* NULL: the settings are the process's environment. */
     if (otm_settings_load(&p->settings, NULL, NULL, err, sizeof err)) {

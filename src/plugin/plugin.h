@@ -111,6 +111,9 @@ typedef struct otm_plugin {
     __tgt_bin_desc **descs;
     size_t ndescs, descs_cap;
     /* host */
+    pthread_mutex_t wait_lock;      /* the waits in progress (host.c) */
+    struct otm_waiter *waiters;     /* threads in the host's wait */
+    int polling;                    /* one of them polls for all */
     otm_device *devices;
     int ndevices;
     pthread_mutex_t pool_lock;      /* pools, live lists, pinned (memory.c) */

@@ -107,7 +107,7 @@ typedef enum kind {
       "spin, yield or sleep",                                                 \
       "What an idle polling thread does: spin (lowest latency, burns a "      \
       "core), yield (spin, then sched_yield), sleep (spin, yield, then "      \
-      "sleep with back-off).")                                                \
+      "naps of an eighth of the time idle so far).")                          \
     X(SPIN, NULL, K_DURATION,                                                 \
       0, NS_S, spin_ns, "50us",                                               \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms", \
@@ -116,7 +116,7 @@ typedef enum kind {
       0, NS_S, sleep_max_ns, "1ms",                                           \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms " \
       "(us under the alias, as in the seed)",                                 \
-      "Longest back-off sleep of an idle thread (IDLE=sleep): bounds the "    \
+      "Longest nap of an idle thread (IDLE=sleep): bounds the "               \
       "latency added to a request that arrives while it sleeps.")             \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
       OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, "warn",                                \

@@ -35,13 +35,19 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
     }
 }
 
-static void nap(otm_idle *idle)
+uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns)
 {
-    idle->sleep_ns = idle->sleep_ns ? idle->sleep_ns * 2 : 1000;
-    if (idle->sleep_ns > idle->sleep_max_ns)
-        idle->sleep_ns = idle->sleep_max_ns;
-    struct timespec ts = {(time_t)(idle->sleep_ns / 1000000000u),
-                          (long)(idle->sleep_ns % 1000000000u)};
+    uint64_t ns = idle_ns / 8;
+    if (ns < 1000)
+        ns = 1000;
+    return ns < sleep_max_ns ? ns : sleep_max_ns;
+}
+
+static void nap(otm_idle *idle, uint64_t idle_ns)
+{
+    uint64_t ns = otm_idle_nap_ns(idle_ns, idle->sleep_max_ns);
+    idle->sleep_ns = ns;
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     nanosleep(&ts, NULL);
 }
 
@@ -69,5 +75,5 @@ void otm_idle_after(otm_idle *idle, int moved, int streaming)
         sched_yield();
         return;
     }
-    nap(idle);
+    nap(idle, now - idle->idle_since);
 }

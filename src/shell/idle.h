@@ -4,9 +4,10 @@
  * The core never blocks, so every thread of the shell is a loop around a
  * core step function. The idle policy decides how such a loop waits when a
  * step made no progress: spin for `spin_ns`, then yield, then (policy
- * SLEEP) sleep with exponential back-off up to `sleep_max_ns`, except while
- * data is in flight. Any progress resets it. The thread's timer slack is lowered to 1 ns first: Linux's
- * default of 50 us turns every short sleep into a long one.
+ * SLEEP) sleep, each nap an eighth of the time idle so far, up to
+ * `sleep_max_ns`, except while data is in flight. Any progress resets it.
+ * The thread's timer slack is lowered to 1 ns first: Linux's default of
+ * 50 us turns every short sleep into a long one.
  */
 #ifndef OTM_IDLE_H
 #define OTM_IDLE_H
@@ -19,7 +20,7 @@ typedef struct otm_idle {
     otm_idle_policy policy;
     uint64_t spin_ns, sleep_max_ns;
     uint64_t idle_since;    /* 0: last step made progress */
-    uint64_t sleep_ns;      /* current back-off */
+    uint64_t sleep_ns;      /* the last nap, 0: none since the reset */
     unsigned polls;         /* idle polls since the clock was last read */
 } otm_idle;
 
@@ -28,6 +29,12 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s);
  * flight (a transfer advances only while its thread polls MPI, so then the
  * thread yields at most and never sleeps). */
 void otm_idle_after(otm_idle *idle, int moved, int streaming);
+/* The nap after idle_ns without progress: idle_ns / 8, at least 1 us, at
+ * most sleep_max_ns. Whatever arrives during a nap waits at most an eighth
+ * of the wait the nap is part of. A back-off that doubled per nap slept
+ * about as long as it had waited, and two ranks waiting on each other
+ * settled at sleep_max_ns per message. */
+uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns);
 /* Monotonic clock in ns. */
 uint64_t otm_clock_ns(void);
 /* The same clock at the kernel's tick resolution (ms), much cheaper. */

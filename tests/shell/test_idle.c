@@ -1,0 +1,88 @@
+/*
+ * test_idle.c - the idle policy of the shell's polling loops
+ * (src/shell/idle.c): how long a nap is after a given time idle, and what
+ * otm_idle_after does with progress and with data in flight.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "idle.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+/* A nap is an eighth of the time idle: what arrives during it waits at
+ * most 12.5% longer than it would have. */
+static void test_nap_is_an_eighth(void **state)
+{
+    (void)state;
+    assert_int_equal(otm_idle_nap_ns(800 * US, 1 * MS), 100 * US);
+    assert_int_equal(otm_idle_nap_ns(4 * MS, 1 * MS), 500 * US);
+    for (uint64_t idle = 8 * US; idle <= 8 * MS; idle += 8 * US)
+        assert_true(otm_idle_nap_ns(idle, 1 * MS) * 8 <= idle);
+}
+
+/* At least 1 us (a shorter nanosleep costs the same system call), at
+ * most OMPTARGET_MPI_SLEEP_MAX, and a SLEEP_MAX below 1 us wins. */
+static void test_nap_bounds(void **state)
+{
+    (void)state;
+    assert_int_equal(otm_idle_nap_ns(0, 1 * MS), 1 * US);
+    assert_int_equal(otm_idle_nap_ns(7 * US, 1 * MS), 1 * US);
+    assert_int_equal(otm_idle_nap_ns(9 * MS, 1 * MS), 1 * MS);
+    assert_int_equal(otm_idle_nap_ns(UINT64_MAX, 1 * MS), 1 * MS);
+    assert_int_equal(otm_idle_nap_ns(1 * MS, 500), 500);
+}
+
+static otm_idle sleeping_idle(void)
+{
+    otm_settings s = otm_settings_default();
+    s.idle = OTM_IDLE_SLEEP;
+    s.spin_ns = 0;
+    otm_idle idle;
+    otm_idle_init(&idle, &s);
+    return idle;
+}
+
+/* A thread whose data is in flight yields at most: however long it
+ * waits, it never naps. */
+static void test_streaming_never_naps(void **state)
+{
+    (void)state;
+    otm_idle idle = sleeping_idle();
+    uint64_t t0 = otm_clock_ns();
+    while (otm_clock_ns() - t0 < 2 * MS)
+        otm_idle_after(&idle, 0, 1);
+    assert_int_equal(idle.sleep_ns, 0);
+    assert_int_not_equal(idle.idle_since, 0);
+}
+
+/* Without data in flight it naps once the yield window is over, and any
+ * progress starts it over. */
+static void test_naps_then_progress_resets(void **state)
+{
+    (void)state;
+    otm_idle idle = sleeping_idle();
+    uint64_t t0 = otm_clock_ns();
+    while (idle.sleep_ns == 0 && otm_clock_ns() - t0 < 1000 * MS)
+        otm_idle_after(&idle, 0, 0);
+    assert_int_not_equal(idle.sleep_ns, 0);
+    assert_true(idle.sleep_ns <= idle.sleep_max_ns);
+    otm_idle_after(&idle, 1, 0);
+    assert_int_equal(idle.sleep_ns, 0);
+    assert_int_equal(idle.idle_since, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nap_is_an_eighth),
+        cmocka_unit_test(test_nap_bounds),
+        cmocka_unit_test(test_streaming_never_naps),
+        cmocka_unit_test(test_naps_then_progress_resets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
