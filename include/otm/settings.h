@@ -36,7 +36,9 @@ typedef struct otm_settings {
     int handlers;           /* kernel handler threads per worker */
     otm_idle_policy idle;
     uint64_t spin_ns;       /* busy-poll this long before yielding */
-    uint64_t sleep_max_ns;  /* longest back-off sleep */
+    uint64_t sleep_max_ns;  /* longest nap */
+    uint64_t slice_ns;      /* scheduling slice of a waiting thread, 0:
+                             * the kernel's default */
     int log_level;          /* a value of otm_log_level (otm/node.h):
                              * 0 error, 1 warn, 2 info, 3 debug */
     int pool;               /* reuse device allocations (0/1) */

@@ -395,7 +395,9 @@ static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
     p->waiters = &w;
     while (!w.done) {
         if (p->polling) {
-            /* The bound only covers a missed wake-up. */
+            /* Woken, run at once (idle.h); the bound only covers a
+             * missed wake-up. */
+            otm_slice_take(p->settings.slice_ns);
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 10000000;

@@ -269,6 +269,10 @@ static void serve(shell *sh)
 {
     otm_idle idle;
     otm_idle_init(&idle, &sh->p->settings);
+    /* The slice is for the host's waits (idle.h): here the thread that
+     * holds the gate runs the kernels too, and a kernel's first thread cut
+     * into short slices stalls its team on a core other ranks share. */
+    idle.slice_ns = 0;
     otm_trace_name_thread(sh->p->trace, "server");
     while (!atomic_load(&sh->stop)) {
         if (try_kernel(sh))

@@ -118,6 +118,15 @@ typedef enum kind {
       "(us under the alias, as in the seed)",                                 \
       "Longest nap of an idle thread (IDLE=sleep): bounds the "               \
       "latency added to a request that arrives while it sleeps.")             \
+    X(SLICE, NULL, K_DURATION,                                                \
+      0, 100 * NS_MS, slice_ns, "100us",                                      \
+      "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms; "\
+      "0 = the kernel's default",                                             \
+      "Scheduling slice a polling thread asks Linux for once it has spun for "\
+      "SPIN (EEVDF, Linux 6.12 and later; older kernels ignore it; Linux "    \
+      "clamps it to 100us..100ms): woken by a reply, it then runs at once "   \
+      "instead of after the slice of a busy thread sharing its core. A host " \
+      "thread gets its own back when its wait ends.")                         \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
       OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, "warn",                                \
       "{min}..{max} or error, warn, info, debug",                             \
@@ -220,6 +229,7 @@ otm_settings otm_settings_default(void)
         .idle = OTM_IDLE_SLEEP,
         .spin_ns = 50 * NS_US,
         .sleep_max_ns = NS_MS,
+        .slice_ns = 100 * NS_US,
         .log_level = OTM_LOG_WARN,
         .pool = 1,
         .pool_max = MIB,

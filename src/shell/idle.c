@@ -2,8 +2,22 @@
 #include "idle.h"
 
 #include <sched.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+/* The kernel's struct sched_attr (linux/sched/types.h, which cannot be
+ * included beside <sched.h>), its first version: the size field says so. */
+struct sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+#define SCHED_FLAG_RESET_ON_FORK 0x01
 
 uint64_t otm_clock_ns(void)
 {
@@ -24,6 +38,7 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
     idle->policy = s->idle;
     idle->spin_ns = s->spin_ns;
     idle->sleep_max_ns = s->sleep_max_ns ? s->sleep_max_ns : 1;
+    idle->slice_ns = s->slice_ns;
     idle->idle_since = 0;
     idle->sleep_ns = 0;
     idle->polls = 0;
@@ -33,6 +48,50 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         slack_set = 1;
     }
+}
+
+/* The calling thread's scheduling slice. Linux 6.12's EEVDF scheduler
+ * lets a SCHED_OTHER thread ask for a shorter slice (sched_runtime): woken,
+ * it then preempts the thread running on its core instead of waiting for
+ * that thread's slice (3 ms by default) to end. A thread that waits for a
+ * reply from a rank sharing its cores with busy threads (the program's
+ * OpenMP threads spinning in taskwait, say) otherwise answers late by
+ * about a slice at every message. The thread keeps it: a helper thread
+ * of libomp's then also wakes at once for its next task. Threads it
+ * creates start with the default (RESET_ON_FORK, which also gives them
+ * nice 0 if the thread's is below): a kernel's team is as the program's
+ * would be. Older kernels accept the value and ignore it. */
+static _Thread_local int slice_on;          /* asked for and given */
+static _Thread_local int slice_refused;     /* the kernel said no: stop asking */
+
+static int sched_get(struct sched_attr *a)
+{
+    memset(a, 0, sizeof *a);
+    return syscall(SYS_sched_getattr, 0, a, sizeof *a, 0) ? -1 : 0;
+}
+
+void otm_slice_take(uint64_t ns)
+{
+    struct sched_attr a;
+    if (!ns || slice_on || slice_refused)
+        return;
+    if (sched_get(&a) || (a.sched_policy != SCHED_OTHER && a.sched_policy != SCHED_BATCH)) {
+        slice_refused = 1;      /* a real-time thread keeps what it has */
+        return;
+    }
+    a.size = sizeof a;
+    a.sched_runtime = ns;
+    a.sched_flags |= SCHED_FLAG_RESET_ON_FORK;
+    if (syscall(SYS_sched_setattr, 0, &a, 0))
+        slice_refused = 1;
+    else
+        slice_on = 1;
+}
+
+uint64_t otm_sched_slice_ns(void)
+{
+    struct sched_attr a;
+    return sched_get(&a) ? 0 : a.sched_runtime;
 }
 
 uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns)
@@ -69,6 +128,7 @@ void otm_idle_after(otm_idle *idle, int moved, int streaming)
         idle->idle_since = now;
     if (now - idle->idle_since < idle->spin_ns)
         return;
+    otm_slice_take(idle->slice_ns);
     /* Yield for as long again as we spun, then sleep. */
     if (idle->policy == OTM_IDLE_YIELD || streaming ||
         now - idle->idle_since < 2 * idle->spin_ns + 10000) {

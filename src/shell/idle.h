@@ -7,7 +7,10 @@
  * SLEEP) sleep, each nap an eighth of the time idle so far, up to
  * `sleep_max_ns`, except while data is in flight. Any progress resets it.
  * The thread's timer slack is lowered to 1 ns first: Linux's default of
- * 50 us turns every short sleep into a long one.
+ * 50 us turns every short sleep into a long one. Once spinning is over,
+ * the thread asks for a short scheduling slice (`slice_ns`,
+ * OMPTARGET_MPI_SLICE), so that a reply wakes it at once on a core that
+ * busy threads share, and keeps it.
  */
 #ifndef OTM_IDLE_H
 #define OTM_IDLE_H
@@ -19,6 +22,7 @@
 typedef struct otm_idle {
     otm_idle_policy policy;
     uint64_t spin_ns, sleep_max_ns;
+    uint64_t slice_ns;      /* scheduling slice once spinning is over, 0: none */
     uint64_t idle_since;    /* 0: last step made progress */
     uint64_t sleep_ns;      /* the last nap, 0: none since the reset */
     unsigned polls;         /* idle polls since the clock was last read */
@@ -29,6 +33,13 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s);
  * flight (a transfer advances only while its thread polls MPI, so then the
  * thread yields at most and never sleeps). */
 void otm_idle_after(otm_idle *idle, int moved, int streaming);
+/* Asks for a scheduling slice of ns for the calling thread (none when ns
+ * is 0, the thread has one already, or the kernel refused it before, as
+ * for a real-time thread); otm_idle_after does once spinning is over. */
+void otm_slice_take(uint64_t ns);
+/* The calling thread's scheduling slice in ns as the kernel reports it:
+ * the one asked for, else the kernel's default; 0 before Linux 6.12. */
+uint64_t otm_sched_slice_ns(void);
 /* The nap after idle_ns without progress: idle_ns / 8, at least 1 us, at
  * most sleep_max_ns. Whatever arrives during a nap waits at most an eighth
  * of the wait the nap is part of. A back-off that doubled per nap slept

@@ -75,6 +75,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "IDLE")) return (uint64_t)s->idle;
     if (!strcmp(n, "SPIN")) return s->spin_ns;
     if (!strcmp(n, "SLEEP_MAX")) return s->sleep_max_ns;
+    if (!strcmp(n, "SLICE")) return s->slice_ns;
     if (!strcmp(n, "LOG_LEVEL")) return (uint64_t)s->log_level;
     if (!strcmp(n, "POOL")) return (uint64_t)s->pool;
     if (!strcmp(n, "POOL_MAX")) return s->pool_max;
@@ -94,6 +95,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_KERNEL_TIMEOUT",
     "OMPTARGET_MPI_HANDLERS",      "OMPTARGET_MPI_IDLE",
     "OMPTARGET_MPI_SPIN",          "OMPTARGET_MPI_SLEEP_MAX",
+    "OMPTARGET_MPI_SLICE",
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
@@ -225,6 +227,10 @@ static const var_case cases[] = {
      {{"0", 0}, {"1", NS_MS}, {"1s", NS_S}, {"100us", 100 * NS_US},
       {NULL, 0}},
      {"1001", "1000000001ns", NULL}},
+    {"OMPTARGET_MPI_SLICE",
+     {{"0", 0}, {"100us", 100 * NS_US}, {"100", 100 * NS_MS}, {"3ms", 3 * NS_MS},
+      {NULL, 0}},
+     {"101", "100000001ns", "1s", "-1", "short", NULL}},
     {"OMPTARGET_MPI_LOG_LEVEL",
      {{"0", 0}, {"1", 1}, {"2", 2}, {"3", 3}, {"error", 0}, {"WARN", 1},
       {"info", 2}, {"Debug", 3}, {" debug ", 3}, {NULL, 0}},
@@ -295,6 +301,7 @@ static void test_defaults(void **state)
     assert_int_equal(def.idle, OTM_IDLE_SLEEP);
     assert_int_equal(def.spin_ns, 50 * NS_US);
     assert_int_equal(def.sleep_max_ns, NS_MS);
+    assert_int_equal(def.slice_ns, 100 * NS_US);
     assert_int_equal(def.log_level, 1); /* warn (test_log_levels.c) */
     assert_int_equal(def.pool, 1);
     assert_int_equal(def.pool_max, MIB);

@@ -1,13 +1,18 @@
 /*
  * test_idle.c - the idle policy of the shell's polling loops
- * (src/shell/idle.c): how long a nap is after a given time idle, and what
- * otm_idle_after does with progress and with data in flight.
+ * (src/shell/idle.c): how long a nap is after a given time idle, what
+ * otm_idle_after does with progress and with data in flight, and the
+ * scheduling slice a thread takes once spinning is over.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/utsname.h>
 
 #include "idle.h"
 
@@ -76,6 +81,88 @@ static void test_naps_then_progress_resets(void **state)
     assert_int_equal(idle.idle_since, 0);
 }
 
+/* Whether this kernel keeps a SCHED_OTHER thread's slice (Linux 6.12). */
+static int kernel_has_slices(void)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+        return 0;
+    return major > 6 || (major == 6 && minor >= 12);
+}
+
+static void *slice_of_new_thread(void *arg)
+{
+    *(uint64_t *)arg = otm_sched_slice_ns();
+    return NULL;
+}
+
+static void *slice_thread(void *arg)
+{
+    uint64_t *seen = arg;
+    otm_settings s = otm_settings_default();
+    s.idle = OTM_IDLE_YIELD;
+    s.spin_ns = 0;
+    s.slice_ns = 300 * US;
+    otm_idle idle;
+    otm_idle_init(&idle, &s);
+    seen[0] = otm_sched_slice_ns();     /* before: the default */
+    otm_idle_after(&idle, 0, 0);        /* spinning is over at once */
+    seen[1] = otm_sched_slice_ns();
+    pthread_t t;
+    if (pthread_create(&t, NULL, slice_of_new_thread, &seen[2]) == 0)
+        pthread_join(t, NULL);
+    else
+        seen[2] = UINT64_MAX;
+    otm_idle_after(&idle, 1, 0);        /* progress keeps it */
+    seen[3] = otm_sched_slice_ns();
+    return NULL;
+}
+
+/* Past SPIN, a thread asks for SLICE and keeps it; a thread it creates
+ * starts with the kernel's default (what a fresh thread reports). A
+ * kernel before 6.12 ignores it and reports 0 throughout. */
+static void test_slice_after_spinning(void **state)
+{
+    (void)state;
+    uint64_t seen[4] = {1, 1, 1, 1};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, slice_thread, seen), 0);
+    pthread_join(t, NULL);
+    uint64_t want = kernel_has_slices() ? 300 * US : 0;
+    if (!want)
+        print_message("this kernel keeps no slices: checked that none is reported\n");
+    assert_true(want ? seen[0] != want : seen[0] == 0);
+    assert_int_equal(seen[1], want);
+    assert_int_equal(seen[2], seen[0]);
+    assert_int_equal(seen[3], want);
+}
+
+/* SLICE=0 asks for nothing. */
+static void *no_slice_thread(void *arg)
+{
+    otm_settings s = otm_settings_default();
+    s.spin_ns = 0;
+    s.slice_ns = 0;
+    otm_idle idle;
+    otm_idle_init(&idle, &s);
+    otm_idle_after(&idle, 0, 0);
+    *(uint64_t *)arg = otm_sched_slice_ns();
+    return NULL;
+}
+
+static void test_no_slice_when_off(void **state)
+{
+    (void)state;
+    uint64_t seen = 1, fresh = 2;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, no_slice_thread, &seen), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(pthread_create(&t, NULL, slice_of_new_thread, &fresh), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(seen, fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -83,6 +170,8 @@ int main(void)
         cmocka_unit_test(test_nap_bounds),
         cmocka_unit_test(test_streaming_never_naps),
         cmocka_unit_test(test_naps_then_progress_resets),
+        cmocka_unit_test(test_slice_after_spinning),
+        cmocka_unit_test(test_no_slice_when_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
