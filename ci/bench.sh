@@ -19,7 +19,8 @@
 # the nowait runs): the raw MPI baseline (bench_raw), the plugin through its
 # ABI (bench_abi, OMPTARGET_MPI_LAUNCHER=1) and an OpenMP program built by
 # clang-14 through omptarget-mpirun (bench_omp); application-like kernels
-# (bench_apps) through omptarget-mpirun and on the stock in-process plugin.
+# (bench_apps) through omptarget-mpirun and on the stock in-process plugin,
+# the fine-grained ones also beside one competing busy process.
 # The plugin runs with its
 # default settings, but for OMPTARGET_MPI_POOL_MAX=64M in the main jobs (the
 # map cycle's buffer stays in the pool) and OMPTARGET_MPI_POOL=off and
@@ -134,6 +135,21 @@ job omp-regions-off MPIEXEC="$mpiexec" OMPTARGET_MPI_FORWARD_OUTPUT=off -- \
 job apps-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_apps" all "$mode" stock 1
 job apps-ours1 MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_apps" all "$mode" ours1 1
 job apps-ours2 MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_apps" all "$mode" ours2 2
+# The fine-grained parts again beside one competing busy process (a shell
+# loop), on the stock plugin and on ours with 2 devices.
+busy_job() {
+    sh -c 'while :; do :; done' &
+    busy=$!
+    job "$@"
+    kill "$busy" 2>/dev/null || true
+    wait "$busy" 2>/dev/null || true
+}
+for part in fine sync4k; do
+    busy_job "apps-stock-busy-$part" -- env -u LD_LIBRARY_PATH -u LD_PRELOAD \
+        "$b/bench_apps" "$part" "$mode" stockbusy 1
+    busy_job "apps-ours2-busy-$part" MPIEXEC="$mpiexec" -- \
+        "$run" -n 3 "$b/bench_apps" "$part" "$mode" ours2busy 2
+done
 
 # ---- the table, the JSON file, the plot ----
 mpich=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p')
@@ -238,6 +254,13 @@ END {
             row("app_" a "_ours" d, appwhat[i], "OpenMP, " d " device(s)", "app_" a "_stock",
                 "stock", tgt, op, lim)
         }
+    }
+    for (i = 1; i <= 2; i++) {
+        a = apps[i]
+        row("app_" a "_stockbusy", appwhat[i] ", one busy process beside",
+            "stock plugin, 1 device")
+        row("app_" a "_ours2busy", appwhat[i] ", one busy process beside", "OpenMP, 2 device(s)",
+            "app_" a "_stockbusy", "stock", a == "fine" ? "≤ 2×" : "", a == "fine" ? "<=" : "", 2)
     }
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
