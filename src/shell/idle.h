@@ -8,9 +8,9 @@
  * `sleep_max_ns`, except while data is in flight. Any progress resets it.
  * The thread's timer slack is lowered to 1 ns first: Linux's default of
  * 50 us turns every short sleep into a long one. Once spinning is over,
- * the thread asks for a short scheduling slice (`slice_ns`,
- * OMPTARGET_MPI_SLICE), so that a reply wakes it at once on a core that
- * busy threads share, and keeps it.
+ * the thread asks for a short scheduling slice (`slice_ns`: the host's
+ * waits take OMPTARGET_MPI_SLICE, the worker's loop none), so that a reply
+ * wakes it at once on a core that busy threads share, and keeps it.
  */
 #ifndef OTM_IDLE_H
 #define OTM_IDLE_H
