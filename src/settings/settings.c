@@ -122,11 +122,11 @@ typedef enum kind {
       0, 100 * NS_MS, slice_ns, "100us",                                      \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms; "\
       "0 = the kernel's default",                                             \
-      "Scheduling slice a polling thread asks Linux for once it has spun for "\
-      "SPIN (EEVDF, Linux 6.12 and later; older kernels ignore it; Linux "    \
-      "clamps it to 100us..100ms): woken by a reply, it then runs at once "   \
-      "instead of after the slice of a busy thread sharing its core. A host " \
-      "thread gets its own back when its wait ends.")                         \
+      "Scheduling slice a host thread waiting on a device asks Linux for "    \
+      "once it has spun for SPIN, and keeps (EEVDF, Linux 6.12 and later; "   \
+      "older kernels ignore it; Linux clamps it to 100us..100ms): woken by a "\
+      "reply, it then runs at once instead of after the slice of a busy "     \
+      "thread sharing its core.")                                             \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
       OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, "warn",                                \
       "{min}..{max} or error, warn, info, debug",                             \

@@ -51,16 +51,17 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
 }
 
 /* The calling thread's scheduling slice. Linux 6.12's EEVDF scheduler
- * lets a SCHED_OTHER thread ask for a shorter slice (sched_runtime): woken,
- * it then preempts the thread running on its core instead of waiting for
- * that thread's slice (3 ms by default) to end. A thread that waits for a
- * reply from a rank sharing its cores with busy threads (the program's
- * OpenMP threads spinning in taskwait, say) otherwise answers late by
- * about a slice at every message. The thread keeps it: a helper thread
- * of libomp's then also wakes at once for its next task. Threads it
- * creates start with the default (RESET_ON_FORK, which also gives them
- * nice 0 if the thread's is below): a kernel's team is as the program's
- * would be. Older kernels accept the value and ignore it. */
+ * lets a SCHED_OTHER thread ask for a shorter slice (sched_runtime):
+ * woken, it then preempts the thread running on its core instead of
+ * waiting for that thread's slice to end (by default 0.7 ms times 1 +
+ * log2 of the CPUs: 1.4 ms on 2). A thread that waits for a reply from a
+ * rank sharing its cores with busy threads (the program's OpenMP threads
+ * spinning in taskwait, say) otherwise answers late by about a slice at
+ * every message. The thread keeps it: a helper thread of libomp's then
+ * also wakes at once for its next task. Threads it creates start with
+ * the default (RESET_ON_FORK, which also gives them nice 0 if the
+ * thread's is below): a kernel's team is as the program's would be.
+ * Older kernels accept the value and ignore it. */
 static _Thread_local int slice_on;          /* asked for and given */
 static _Thread_local int slice_refused;     /* the kernel said no: stop asking */
 
