@@ -22,16 +22,10 @@ find_path(OTM_OMP15_INCLUDE omp.h PATHS ${_inc15} NO_DEFAULT_PATH)
 find_library(OTM_LIBOMPTARGET15 NAMES libomptarget.so.15 PATHS ${_llvm15}/lib
              NO_DEFAULT_PATH)
 
-set(_missing)
-foreach(_what OTM_CLANG15 OTM_CLANG15_WRAPPER OTM_OMP15_INCLUDE OTM_LIBOMPTARGET15)
-  if(NOT ${_what})
-    list(APPEND _missing ${_what})
-  endif()
-endforeach()
-
-if(_missing)
-  string(REPLACE ";" ", " _missing "${_missing}")
-  otm_omp_version_missing(15 "LLVM 15 not found (${_missing}): run ci/setup.sh, which installs clang-15 and clang-tools-15 and unpacks libomp 15 into ${OTM_LLVM15_DIR}")
+otm_omp_version_require(15 _found
+  "run ci/setup.sh, which installs clang-15 and clang-tools-15 and unpacks libomp 15 into ${OTM_LLVM15_DIR}"
+  OTM_CLANG15 OTM_CLANG15_WRAPPER OTM_OMP15_INCLUDE OTM_LIBOMPTARGET15)
+if(NOT _found)
   return()
 endif()
 

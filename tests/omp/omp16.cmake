@@ -21,16 +21,10 @@ find_path(OTM_OMP16_INCLUDE omp.h PATHS ${_llvm16}/lib/clang/16/include NO_DEFAU
 find_library(OTM_LIBOMPTARGET16 NAMES libomptarget.so.16 PATHS ${_llvm16}/lib
              NO_DEFAULT_PATH)
 
-set(_missing)
-foreach(_what OTM_CLANG16 OTM_CLANG16_PACKAGER OTM_OMP16_INCLUDE OTM_LIBOMPTARGET16)
-  if(NOT ${_what})
-    list(APPEND _missing ${_what})
-  endif()
-endforeach()
-
-if(_missing)
-  string(REPLACE ";" ", " _missing "${_missing}")
-  otm_omp_version_missing(16 "LLVM 16 not found (${_missing}): run ci/setup.sh, which installs clang-16 and clang-tools-16 and unpacks libomp 16 into ${OTM_LLVM16_DIR}")
+otm_omp_version_require(16 _found
+  "run ci/setup.sh, which installs clang-16 and clang-tools-16 and unpacks libomp 16 into ${OTM_LLVM16_DIR}"
+  OTM_CLANG16 OTM_CLANG16_PACKAGER OTM_OMP16_INCLUDE OTM_LIBOMPTARGET16)
+if(NOT _found)
   return()
 endif()
 

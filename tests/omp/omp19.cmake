@@ -21,17 +21,11 @@ find_program(OTM_CLANG19_PACKAGER NAMES clang-offload-packager
 find_path(OTM_OMP19_INCLUDE omp.h PATHS ${_llvm19}/lib/clang/19/include NO_DEFAULT_PATH)
 find_library(OTM_LIBOMP19 NAMES libomp.so.5 PATHS ${_llvm19}/lib NO_DEFAULT_PATH)
 
-set(_missing)
-foreach(_what OTM_CLANG19 OTM_CLANG19_PACKAGER OTM_OMP19_INCLUDE OTM_LIBOMP19
-              OTM_LIBOMPTARGET19)
-  if(NOT ${_what})
-    list(APPEND _missing ${_what})
-  endif()
-endforeach()
-
-if(_missing)
-  string(REPLACE ";" ", " _missing "${_missing}")
-  otm_omp_version_missing(19 "LLVM 19 not found (${_missing}): run ci/setup.sh, which installs clang-19, clang-tools-19 and llvm-19-dev, unpacks libomp 19 into ${OTM_LLVM19_DIR} and builds libomptarget 19 with this plugin (ci/llvm19.sh)")
+otm_omp_version_require(19 _found
+  "run ci/setup.sh, which installs clang-19, clang-tools-19 and llvm-19-dev, unpacks libomp 19 into ${OTM_LLVM19_DIR} and builds libomptarget 19 with this plugin (ci/llvm19.sh)"
+  OTM_CLANG19 OTM_CLANG19_PACKAGER OTM_OMP19_INCLUDE OTM_LIBOMP19
+  OTM_LIBOMPTARGET19)
+if(NOT _found)
   return()
 endif()
 

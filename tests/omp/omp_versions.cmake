@@ -1,6 +1,7 @@
-# What the labels of other LLVM versions (omp15.cmake, omp16.cmake) share:
-# the programs of OTM_OMP_PROGRAMS built by that version's clang, and the
-# one skipped test that stands for the label when the version is missing.
+# What the labels of other LLVM versions (omp15.cmake, omp16.cmake,
+# omp19.cmake) share: the programs of OTM_OMP_PROGRAMS built by that
+# version's clang, and the one skipped test that stands for the label when
+# the version is missing.
 # Included by tests/omp/CMakeLists.txt, whose launcher, plugin_dir, driver
 # and OTM_OMP_ARGS_* they use.
 
@@ -13,6 +14,24 @@ function(otm_omp_version_missing ver why)
            COMMAND sh -c "echo \"omp${ver}: skipped: $1\"; exit 77" sh "${why}")
   set_tests_properties(omp${ver}_unavailable PROPERTIES LABELS omp${ver}
                        SKIP_RETURN_CODE 77)
+endfunction()
+
+# otm_omp_version_require(VER OK_VAR HOW VAR...): OK_VAR is TRUE when
+# every VAR (a find_* result) was found; else FALSE, and the label ompVER
+# holds the one skipped test naming the missing ones and HOW to get them.
+function(otm_omp_version_require ver ok_var how)
+  set(missing)
+  foreach(what IN LISTS ARGN)
+    if(NOT ${what})
+      list(APPEND missing ${what})
+    endif()
+  endforeach()
+  set(${ok_var} TRUE PARENT_SCOPE)
+  if(missing)
+    string(REPLACE ";" ", " missing "${missing}")
+    otm_omp_version_missing(${ver} "LLVM ${ver} not found (${missing}): ${how}")
+    set(${ok_var} FALSE PARENT_SCOPE)
+  endif()
 endfunction()
 
 # otm_omp_version_programs(VER CC OUTPUTS_VAR FLAGS...): every program of
