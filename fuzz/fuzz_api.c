@@ -298,6 +298,12 @@ uint64_t otm_clock_ns(void)
     return sim_world_time(world);
 }
 
+/* The scheduling slice is the real kernel's business, not the world's. */
+void otm_slice_take(uint64_t ns)
+{
+    (void)ns;
+}
+
 /* ---- input ------------------------------------------------------------------------ */
 
 static uint8_t take(void)
@@ -1091,6 +1097,7 @@ static void setup(void)
     plugin.settings.pool_max = 32u << ((h0 >> 3) & 3);
     pthread_mutex_init(&plugin.lock, NULL);
     pthread_mutex_init(&plugin.pool_lock, NULL);
+    pthread_mutex_init(&plugin.wait_lock, NULL);
     world = sim_world_create(&cfg);
     if (!world)
         die("cannot build the world");
@@ -1124,6 +1131,7 @@ static void teardown(void)
     world = NULL;
     pthread_mutex_destroy(&plugin.lock);
     pthread_mutex_destroy(&plugin.pool_lock);
+    pthread_mutex_destroy(&plugin.wait_lock);
     memset(&plugin, 0, sizeof plugin);
     for (int d = 0; d < SIM_MAX_WORKERS; d++)
         for (int i = 0; i < H.dev[d].nr; i++) {
