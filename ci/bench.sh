@@ -128,6 +128,9 @@ job omp-nowait MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_omp" nowait "$mode"
 job omp-regions-on MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_omp" regions "$mode" on
 job omp-regions-off MPIEXEC="$mpiexec" OMPTARGET_MPI_FORWARD_OUTPUT=off -- \
     "$run" -n 2 "$b/bench_omp" regions "$mode" off
+# The same regions on libomptarget 14's own in-process plugin: what
+# libomptarget itself spends per region, which every plugin's figure holds.
+job omp-regions-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_omp" regions "$mode" stock
 
 # What users offload, against the stock in-process plugin: the same
 # program on libomptarget 14's own x86_64 plugin (no launcher; 1 of its
@@ -238,6 +241,14 @@ END {
         "omp_region_off", "not forwarded")
     row("omp_from4_region_on", "region with map(from:) of 4 x 4 KiB", "OpenMP",
         "omp_region_on", "empty region")
+    row("omp_region_stock", "empty region, stock in-process plugin (libomptarget alone)",
+        "OpenMP, stock", "omp_empty_region", "ours")
+    if (("omp_empty_region" in med) && ("omp_region_stock" in med)) {
+        k = "omp_empty_region_beyond_stock"; unit[k] = "us"; n[k] = n["omp_empty_region"]
+        med[k] = lo[k] = hi[k] = med["omp_empty_region"] - med["omp_region_stock"]
+        row(k, "empty region less the stock plugin figure (medians)", "OpenMP",
+            "raw_rtt_8B", "raw RTT")
+    }
     # The applications (bench_apps.c): ours on 1 and 2 devices against the
     # stock in-process plugin on 1.
     split("fine sync4k xs stencil dense threads", apps, " ")
