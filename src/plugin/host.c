@@ -275,16 +275,20 @@ otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
     return ai->Queue;
 }
 
-/* What one round of progress on a queue found. */
+/* What one round of progress on a queue found; nothing when `taken` is 0
+ * (the queue's lock was only tried, and another thread held it). */
 typedef struct pumped {
-    int moved, empty, streaming;
+    int taken, moved, empty, streaming;
 } pumped;
 
-/* Progresses q once under its lock. */
-static pumped pump(otm_plugin *p, otm_pqueue *q)
+/* Progresses q once under its lock; with `only_try`, only if the lock is
+ * free. */
+static pumped pump(otm_plugin *p, otm_pqueue *q, int only_try)
 {
-    pumped r;
-    pthread_mutex_lock(&q->lock);
+    pumped r = {0};
+    if (only_try ? pthread_mutex_trylock(&q->lock) : pthread_mutex_lock(&q->lock))
+        return r;
+    r.taken = 1;
     r.moved = otm_queue_progress(&p->node, &q->q);
     r.empty = otm_queue_empty(&q->q);
     r.streaming = otm_queue_streaming(&q->q);
@@ -312,6 +316,15 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q, int only_try)
     return moved;
 }
 
+/* Progresses q, and the queues it waits on when q moved nothing. */
+static pumped pump_all(otm_plugin *p, otm_pqueue *q, int only_try)
+{
+    pumped r = pump(p, q, only_try);
+    if (r.taken && !r.moved)
+        r.moved = pump_waits(p, q, only_try);
+    return r;
+}
+
 /*
  * The host's one wait. Many threads may wait at once (libomptarget's
  * hidden helper threads, one per nowait region in flight), and on a node
@@ -331,15 +344,6 @@ typedef struct otm_waiter {
     struct otm_waiter *next;
 } otm_waiter;
 
-/* Progresses q, and the queues it waits on when q moved nothing. */
-static pumped pump_all(otm_plugin *p, otm_pqueue *q)
-{
-    pumped r = pump(p, q);
-    if (!r.moved)
-        r.moved = pump_waits(p, q, 0);
-    return r;
-}
-
 /* One round for the other waiters; wait_lock is held. */
 static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
 {
@@ -347,15 +351,10 @@ static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
     for (otm_waiter *w = p->waiters; w; w = w->next) {
         if (w == self || w->done)
             continue;
-        int ended = 0;
-        if (!pthread_mutex_trylock(&w->q->lock)) {
-            moved |= otm_queue_progress(&p->node, &w->q->q);
-            ended = !w->ev && otm_queue_empty(&w->q->q);
-            *streaming |= otm_queue_streaming(&w->q->q);
-            pthread_mutex_unlock(&w->q->lock);
-            moved |= pump_waits(p, w->q, 1);
-        }
-        if (ended || (w->ev && otm_event_ended(w->ev))) {
+        pumped r = pump_all(p, w->q, 1);
+        moved |= r.moved;
+        *streaming |= r.streaming;
+        if ((r.taken && !w->ev && r.empty) || (w->ev && otm_event_ended(w->ev))) {
             w->done = 1;
             pthread_cond_signal(&w->wake);
         }
@@ -363,19 +362,23 @@ static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
     return moved;
 }
 
-/* The poller's loop: until self's wait ended, progresses everybody's. */
+/* The poller's loop: until self's wait ended, progresses everybody's.
+ * Alone (the synchronous path), it never takes wait_lock: the count of
+ * waiters is read without it, and a waiter that just arrived is seen a
+ * round later. */
 static void poll_for(otm_plugin *p, otm_waiter *self)
 {
     otm_idle idle;
     otm_idle_init(&idle, &p->settings);
     while (!self->ev || !otm_event_ended(self->ev)) {
-        pumped r = pump_all(p, self->q);
+        pumped r = pump_all(p, self->q, 0);
         if (!self->ev && r.empty)
             break;
-        pthread_mutex_lock(&p->wait_lock);
-        if (p->waiters->next)
+        if (__atomic_load_n(&p->nwaiters, __ATOMIC_RELAXED) > 1) {
+            pthread_mutex_lock(&p->wait_lock);
             r.moved |= pump_others(p, self, &r.streaming);
-        pthread_mutex_unlock(&p->wait_lock);
+            pthread_mutex_unlock(&p->wait_lock);
+        }
         /* Never asleep while data streams: a transfer advances only while
          * its thread polls. */
         otm_idle_after(&idle, r.moved, r.streaming);
@@ -393,16 +396,13 @@ static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
     pthread_mutex_lock(&p->wait_lock);
     w.next = p->waiters;
     p->waiters = &w;
+    __atomic_add_fetch(&p->nwaiters, 1, __ATOMIC_RELAXED);
     while (!w.done) {
         if (p->polling) {
             /* Woken, run at once (idle.h); the bound only covers a
              * missed wake-up. */
             otm_slice_take(p->settings.slice_ns);
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 10000000;
-            ts.tv_sec += ts.tv_nsec / 1000000000;
-            ts.tv_nsec %= 1000000000;
+            struct timespec ts = otm_deadline_in(10000000);
             pthread_cond_timedwait(&w.wake, &p->wait_lock, &ts);
             continue;
         }
@@ -422,6 +422,7 @@ static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
     while (*at != &w)
         at = &(*at)->next;
     *at = w.next;
+    __atomic_sub_fetch(&p->nwaiters, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->wait_lock);
     pthread_cond_destroy(&w.wake);
 }
@@ -444,7 +445,7 @@ otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 {
-    pumped r = pump(p, q);
+    pumped r = pump(p, q, 0);
     if (!r.moved && !r.empty)
         pump_waits(p, q, 0);
     if (!r.empty)

@@ -113,6 +113,8 @@ typedef struct otm_plugin {
     /* host */
     pthread_mutex_t wait_lock;      /* the waits in progress (host.c) */
     struct otm_waiter *waiters;     /* threads in the host's wait */
+    int nwaiters;                   /* their number (written under
+                                     * wait_lock, read atomically) */
     int polling;                    /* one of them polls for all */
     otm_device *devices;
     int ndevices;

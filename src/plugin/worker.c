@@ -253,13 +253,7 @@ static void doze(shell *sh)
 {
     pthread_mutex_lock(&sh->m);
     if (!atomic_load(&sh->stop) && atomic_load(&sh->gate_held) && !kernel_due(sh)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = otm_deadline_in(10000000);
         pthread_cond_timedwait(&sh->work, &sh->m, &ts);
     }
     pthread_mutex_unlock(&sh->m);

@@ -16,6 +16,7 @@
 #define OTM_IDLE_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "otm/settings.h"
 
@@ -50,5 +51,15 @@ uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns);
 uint64_t otm_clock_ns(void);
 /* The same clock at the kernel's tick resolution (ms), much cheaper. */
 uint64_t otm_clock_coarse_ns(void);
+/* CLOCK_REALTIME ns from now, as pthread_cond_timedwait takes it. */
+static inline struct timespec otm_deadline_in(uint64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t nsec = (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec += (time_t)(nsec / 1000000000u);
+    ts.tv_nsec = (long)(nsec % 1000000000u);
+    return ts;
+}
 
 #endif
