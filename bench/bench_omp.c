@@ -14,7 +14,10 @@
  *   omp_nowait_rate         `target nowait` regions spread over every
  *                           device, all in flight before one taskwait,
  *                           regions/s; every result is checked
- *                           (CHECK omp_nowait_<N>)
+ *                           (CHECK omp_nowait_<N>); with a LABEL,
+ *                           omp_nowait_rate_<label> and
+ *                           CHECK omp_nowait_<label>_<N>, and with
+ *                           DEVICES, over the first DEVICES devices only
  *   omp_region_<label>      an empty `target` in a job of its own, us:
  *                           LABEL on / off says whether the regions' output
  *                           is forwarded (its cost per region)
@@ -24,7 +27,7 @@
  *
  * usage: omptarget-mpirun -n 2 bench_omp main quick|full
  *        omptarget-mpirun -n 2 bench_omp alloc|idle|regions quick|full LABEL
- *        omptarget-mpirun -n 3 bench_omp nowait quick|full
+ *        omptarget-mpirun -n 3 bench_omp nowait quick|full [LABEL [DEVICES]]
  */
 #include <omp.h>
 #include <stdint.h>
@@ -192,10 +195,13 @@ static void idle_cpu(const char *label)
 /* Wrong nowait results: the program's exit status is 1 when there are any. */
 static long wrong;
 
-static void nowait(void)
+static void nowait(const char *label, int devices)
 {
+    char key[64], ck[64];
     double v[BENCH_MAX_RUNS];
     int n = o.regions, ndev = omp_get_num_devices();
+    if (devices > 0 && devices < ndev)
+        ndev = devices;
     long bad = 0;
     int *res = malloc(sizeof *res * (size_t)n);
     if (!res || ndev < 1)
@@ -217,10 +223,12 @@ static void nowait(void)
         for (int i = 0; i < n; i++)
             bad += res[i] != 3 * i + 1;
     }
-    bench_report("omp_nowait_rate", "regions/s", v, o.runs);
-    printf("CHECK omp_nowait_%d %s %d concurrent target nowait regions over %d devices, "
+    snprintf(key, sizeof key, "omp_nowait_rate%s%s", *label ? "_" : "", label);
+    snprintf(ck, sizeof ck, "omp_nowait_%s%s%d", label, *label ? "_" : "", n);
+    bench_report(key, "regions/s", v, o.runs);
+    printf("CHECK %s %s %d concurrent target nowait regions over %d devices, "
            "%d run(s), %ld wrong result(s) (a region run on the host counts as wrong)\n",
-           n, bad ? "FAIL" : "PASS", n, ndev, o.runs, bad);
+           ck, bad ? "FAIL" : "PASS", n, ndev, o.runs, bad);
     free(res);
     wrong += bad;
 }
@@ -233,7 +241,8 @@ int main(int argc, char **argv)
                 ((!strcmp(part, "alloc") || !strcmp(part, "idle") ||
                   !strcmp(part, "regions")) && *label);
     if (!known || argc < 3 || (strcmp(argv[2], "quick") && strcmp(argv[2], "full"))) {
-        fprintf(stderr, "usage: bench_omp main|nowait quick|full\n"
+        fprintf(stderr, "usage: bench_omp main quick|full\n"
+                        "       bench_omp nowait quick|full [LABEL [DEVICES]]\n"
                         "       bench_omp alloc|idle|regions quick|full LABEL\n");
         return 2;
     }
@@ -253,7 +262,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(part, "regions")) {
         regions(label);
     } else {
-        nowait();
+        nowait(label, argc > 4 ? atoi(argv[4]) : 0);
     }
     return wrong ? 1 : 0;
 }

@@ -123,6 +123,9 @@ job omp-pool-off MPIEXEC="$mpiexec" OMPTARGET_MPI_POOL=off -- \
 job omp-idle-spin MPIEXEC="$mpiexec" OMPTARGET_MPI_IDLE=spin -- \
     "$run" -n 2 "$b/bench_omp" idle "$mode" spin
 job omp-nowait MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_omp" nowait "$mode"
+# The same regions on libomptarget 14's own in-process plugin: the rate
+# libomptarget's nowait path allows without any transport.
+job omp-nowait-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_omp" nowait "$mode" stock 2
 # The cost of forwarding the regions' output: the same regions with it on
 # (the default) and off, one job each.
 job omp-regions-on MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_omp" regions "$mode" on
@@ -236,6 +239,10 @@ END {
     }
     row("omp_nowait_rate", "nowait regions through OpenMP against the ABI", "OpenMP",
         "abi_nowait_rate", "ABI rate", "≥ 0.5×", ">=", 0.5)
+    row("omp_nowait_rate_stock", "nowait regions, stock in-process plugin, 2 of its devices",
+        "OpenMP, stock", "abi_nowait_rate", "our ABI rate")
+    row("omp_nowait_rate", "nowait regions through OpenMP against the stock plugin", "OpenMP",
+        "omp_nowait_rate_stock", "stock rate")
     row("omp_region_off", "empty region, output not forwarded (FORWARD_OUTPUT=off)", "OpenMP")
     row("omp_region_on", "empty region, output forwarded (default)", "OpenMP",
         "omp_region_off", "not forwarded")
