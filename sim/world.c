@@ -840,7 +840,7 @@ static int run_actor(sim_world *w, int i)
     switch (a->kind) {
     case A_QUEUE: moved = otm_queue_progress(n, a->queue); break;
     case A_EXIT: moved = otm_host_exit_progress(n); break;
-    case A_GATE: moved = otm_gate_poll_once(n); break;
+    case A_GATE: moved = otm_gate_poll_once(n) | otm_handler_reply_once(n); break;
     case A_HANDLER: moved = otm_handler_run_once(n); break;
     }
     w->running = prev;

@@ -264,10 +264,20 @@ int otm_node_streaming(otm_node *node);
  * thread started now would have work. */
 int otm_node_kernels_waiting(otm_node *node);
 
+/* 1 when, of those, one has not run its kernel yet: a handler started now
+ * would run program code. The others only move their reply and output. */
+int otm_node_kernels_to_run(otm_node *node);
+
 /* Claims the first kernel event no other handler holds and progresses it
  * once (the first step runs the kernel, which may take long); frees it if
  * it ended. Several handler threads may call this concurrently: each runs a
  * different event. Returns 1 if anything moved. */
 int otm_handler_run_once(otm_node *node);
+
+/* As otm_handler_run_once, for a kernel event whose kernel already ran: it
+ * moves the event's reply and the output after it and never calls the
+ * device, so the gate's thread may call it between polls without stalling
+ * anything. Returns 1 if anything moved. */
+int otm_handler_reply_once(otm_node *node);
 
 #endif

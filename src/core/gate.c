@@ -152,9 +152,9 @@ int otm_gate_poll_once(otm_node *node)
     return moved | run_list(node, &node->data_head, &node->data_tail);
 }
 
-int otm_handler_run_once(otm_node *node)
+static int handler_step(otm_node *node, int ran_only)
 {
-    otm_event *ev = otm__runq_claim_kernel(node);
+    otm_event *ev = otm__runq_claim_kernel(node, ran_only);
     if (!ev)
         return 0;
     int moved = otm_event_progress(node, ev);
@@ -164,4 +164,14 @@ int otm_handler_run_once(otm_node *node)
         return moved;
     otm__event_free(node, ev);
     return 1;
+}
+
+int otm_handler_run_once(otm_node *node)
+{
+    return handler_step(node, 0);
+}
+
+int otm_handler_reply_once(otm_node *node)
+{
+    return handler_step(node, 1);
 }

@@ -200,9 +200,10 @@ int otm__runq_key_live(otm_node *node, int comm, int tag, int rank);
 int otm__runq_kernels_idle(otm_node *node);
 /* 1 when the EXIT event `ev` is the only thing left to run. */
 int otm__runq_drained(otm_node *node, const otm_event *ev);
-/* The first kernel event no handler holds, now claimed (NULL: none); then
- * settle gives it back, unlinked when it ended. */
-otm_event *otm__runq_claim_kernel(otm_node *node);
+/* The first kernel event no handler holds (with `ran_only`, the first
+ * whose kernel already ran), now claimed (NULL: none); then settle gives
+ * it back, unlinked when it ended. */
+otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only);
 void otm__runq_settle_kernel(otm_node *node, otm_event *ev);
 
 /* ---- origin.c, dest.c: the two halves ----------------------------------------- */

@@ -35,6 +35,23 @@ int otm_node_kernels_waiting(otm_node *node)
     return waiting;
 }
 
+/* Whether a kernel event's kernel already ran: past the run step, it only
+ * moves its reply and output (or its failure). */
+static int ran(const otm_event *ev)
+{
+    return ev->step > OTM_AT_RUN || otm_event_ended(ev);
+}
+
+int otm_node_kernels_to_run(otm_node *node)
+{
+    otm__lock(node);
+    int to_run = 0;
+    for (otm_event *ev = node->kern_head; ev && !to_run; ev = ev->next)
+        to_run = !ev->claimed && !ran(ev);
+    otm__unlock(node);
+    return to_run;
+}
+
 int otm__runq_drained(otm_node *node, const otm_event *ev)
 {
     otm__lock(node);
@@ -74,11 +91,11 @@ void otm__runq_push(otm_node *node, otm_event *ev)
     otm__unlock(node);
 }
 
-otm_event *otm__runq_claim_kernel(otm_node *node)
+otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only)
 {
     otm__lock(node);
     otm_event *ev = node->kern_head;
-    while (ev && ev->claimed)
+    while (ev && (ev->claimed || (ran_only && !ran(ev))))
         ev = ev->next;
     if (ev)
         ev->claimed = 1;

@@ -616,6 +616,51 @@ static void test_kernels_waiting(void **state)
     close_world(&s);
 }
 
+/* otm_handler_reply_once, which a worker's kernel thread calls while it
+ * holds the gate, never runs a kernel: a region that has not run is left
+ * for a handler (otm_node_kernels_to_run says it is there). One that ran
+ * and still sends its output (SIM_K_PRINT, three fragments after the
+ * reply) is no longer to run, and the gate's calls move it. */
+static int kernel_ran(void *ctx)
+{
+    const otm_event *ev = ((otm_node *)ctx)->kern_head;
+    return ev != NULL && ev->step > OTM_AT_RUN;
+}
+
+static void test_reply_once_never_runs_kernels(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    assert_int_equal(otm_node_kernels_to_run(worker), 0);
+    sim_world_act_as(s.w, 1);
+    assert_int_equal(otm_handler_reply_once(worker), 0);
+    scn_execute(&s, 0, 1, SIM_K_SLEEP, 1000000, 0);
+    assert_int_equal(sim_world_run_until(s.w, kernel_queued, worker), SIM_OK);
+    assert_int_equal(otm_node_kernels_to_run(worker), 1);
+    sim_world_act_as(s.w, 1);
+    assert_int_equal(otm_handler_reply_once(worker), 0);
+    assert_true(worker->kern_head->step <= OTM_AT_RUN);
+    assert_int_equal(otm_node_kernels_to_run(worker), 1);
+    expect_queue(&s, OTM_OK);
+    assert_int_equal(otm_node_kernels_to_run(worker), 0);
+
+    scn_execute(&s, 0, 1, SIM_K_PRINT, 3 * OTM_EXEC_FRAG, 0);
+    assert_int_equal(sim_world_run_until(s.w, kernel_ran, worker), SIM_OK);
+    assert_int_equal(otm_node_kernels_to_run(worker), 0);
+    assert_int_equal(otm_node_kernels_waiting(worker), 1);
+    int moved = 0;
+    while (!otm_queue_empty(s.q[0])) {
+        sim_world_act_as(s.w, 1);
+        moved += otm_handler_reply_once(worker);
+        sim_world_step(s.w);
+    }
+    assert_true(moved > 0);
+    assert_int_equal(s.q[0]->status, OTM_OK);
+    close_world(&s);
+}
+
 /* The fields of an operation that its kind does not use are ignored: a
  * SUBMIT with an argument count is a SUBMIT. */
 static void test_unused_fields_ignored(void **state)
@@ -669,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_unused_fields_ignored),
         cmocka_unit_test(test_host_frees_ended_events),
         cmocka_unit_test(test_kernels_waiting),
+        cmocka_unit_test(test_reply_once_never_runs_kernels),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),
         cmocka_unit_test(test_execute_without_a_device_refused),
