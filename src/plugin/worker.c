@@ -180,30 +180,50 @@ otm_device_ops otm_worker_device_ops(otm_plugin *p)
     return ops;
 }
 
-/* The worker's threads follow a leader/follower pattern. HANDLERS + 1
- * threads share two roles: one at a time holds the gate (polls MPI for
- * notifications and moves data events), and up to HANDLERS run kernels.
- * When the gate holder finds a kernel to run, it gives the gate up, wakes a
- * sleeping thread to take it over and runs the kernel itself: the kernel
- * starts at once instead of after a thread wake-up, and the wake-up happens
- * off the critical path. Since at most HANDLERS threads run kernels, one is
- * always free to hold the gate, so a kernel never stalls a transfer. Idle
- * threads without a role sleep on a condition variable and cost nothing. */
+/* The worker's threads. HANDLERS kernel threads (the first is the one that
+ * reached the device loop) and one spare share two roles: one thread at a
+ * time holds the gate (polls MPI for notifications and moves data events),
+ * and only kernel threads run kernels, so every kernel runs on one of the
+ * same HANDLERS threads, as in one process a program's kernels run on its
+ * own threads. That matters to the kernels' OpenMP: libomp keeps a team of
+ * threads for each thread that starts parallel regions, and a team spins
+ * for KMP_BLOCKTIME (200 ms) after its region; kernels that moved from
+ * thread to thread left a spinning team behind on each, which took a core
+ * from the next kernel (DESIGN.md §6).
+ *
+ * A kernel thread holding the gate that finds a kernel due gives the gate
+ * up, wakes a sleeper (the spare, or an idle kernel thread) to take it over
+ * and runs the kernel itself: the kernel starts at once, and the wake-up
+ * happens off the critical path. Done, it takes the gate back if it is
+ * free, or asks for it: the spare gives the gate up to a kernel thread that
+ * wants it, and only wakes one when it finds a kernel due. Since at most
+ * HANDLERS threads run kernels and the spare runs none, a thread is always
+ * free to hold the gate: a kernel never stalls a transfer. Threads without
+ * a role sleep on a condition variable and cost nothing. */
 typedef struct shell {
     otm_plugin *p;
     pthread_mutex_t m;
     pthread_cond_t work;
     atomic_int gate_held;   /* a thread is polling the gate */
+    atomic_int gate_wanted; /* kernel threads asking the spare for the gate */
     atomic_int running;     /* threads in otm_handler_run_once */
-    atomic_int max_running; /* the HANDLERS setting (threads started) */
+    atomic_int max_running; /* kernel threads started */
     atomic_int stop;
 } shell;
 
-/* Whether a thread may start a kernel now (a handler slot is free). */
-static int kernel_due(shell *sh)
+/* One thread's part: its shell and its role. */
+typedef struct server {
+    shell *sh;
+    int spare;
+} server;
+
+/* Whether a thread may start a kernel event now (a handler slot is free):
+ * any, or (`to_run`) one whose kernel has not run yet. */
+static int kernel_due(shell *sh, int to_run)
 {
+    otm_node *node = &sh->p->node;
     return atomic_load(&sh->running) < atomic_load(&sh->max_running) &&
-           otm_node_kernels_waiting(&sh->p->node);
+           (to_run ? otm_node_kernels_to_run(node) : otm_node_kernels_waiting(node));
 }
 
 static void wake(shell *sh, int all)
@@ -228,55 +248,96 @@ static int try_kernel(shell *sh)
     return moved;
 }
 
-/* Polls the gate until a kernel is due or the service ends. */
-static void gate_turn(shell *sh, otm_idle *idle)
+/* Polls the gate until the service ends or the holder should give it up:
+ * a kernel thread when a kernel is due to run (it runs it), the spare when
+ * a kernel thread asks for the gate. A kernel thread holding the gate also
+ * moves the replies and output of kernels that ran (no program code runs
+ * there); the spare wakes a kernel thread for any kernel event, and keeps
+ * polling. */
+static void gate_turn(server *s, otm_idle *idle)
 {
+    shell *sh = s->sh;
     otm_node *node = &sh->p->node;
     otm_idle_after(idle, 1, 0);
     for (;;) {
-        int moved = otm_gate_poll_once(node);
+        int moved = otm_gate_poll_once(node), replying = 0;
         if (node->life == OTM_LIFE_DONE) {
             atomic_store(&sh->stop, 1);
             break;
         }
-        if (moved && kernel_due(sh))
-            break;
-        otm_idle_after(idle, moved, !moved && otm_node_streaming(node));
+        if (s->spare) {
+            if (atomic_load(&sh->gate_wanted) > 0)
+                break;
+            if (moved && kernel_due(sh, 0))
+                wake(sh, 0);
+        } else {
+            if (kernel_due(sh, 1))
+                break;
+            moved |= otm_handler_reply_once(node);
+            replying = !moved && otm_node_kernels_waiting(node);
+        }
+        otm_idle_after(idle, moved, !moved && (replying || otm_node_streaming(node)));
     }
     atomic_store(&sh->gate_held, 0);
-    wake(sh, atomic_load(&sh->stop));
+    /* All when kernel threads ask for the gate: the spare, woken alone,
+     * would leave it to them and sleep on. */
+    wake(sh, atomic_load(&sh->stop) || (!s->spare && atomic_load(&sh->gate_wanted) > 0));
 }
 
-/* Sleeps until the gate is free or a kernel is due. The timeout only
- * bounds a missed wake-up. */
-static void doze(shell *sh)
+/* Sleeps until this thread may have something to do: for a kernel thread,
+ * the gate free or a kernel due; for the spare, the gate free and asked
+ * for by no kernel thread. The timeout only bounds a missed wake-up. */
+static void doze(server *s)
 {
+    shell *sh = s->sh;
     pthread_mutex_lock(&sh->m);
-    if (!atomic_load(&sh->stop) && atomic_load(&sh->gate_held) && !kernel_due(sh)) {
+    int idle = s->spare ? atomic_load(&sh->gate_held) || atomic_load(&sh->gate_wanted) > 0
+                        : atomic_load(&sh->gate_held) && !kernel_due(sh, 0);
+    if (!atomic_load(&sh->stop) && idle) {
         struct timespec ts = otm_deadline_in(10000000);
         pthread_cond_timedwait(&sh->work, &sh->m, &ts);
     }
     pthread_mutex_unlock(&sh->m);
 }
 
-static void serve(shell *sh)
+/* Takes the gate if it is free (the spare: and no kernel thread asks for
+ * it), then holds it for a turn. Returns 0 when it was not taken. */
+static int take_gate(server *s, otm_idle *idle)
 {
+    int free_gate = 0;
+    if (s->spare && atomic_load(&s->sh->gate_wanted) > 0)
+        return 0;
+    if (!atomic_compare_exchange_strong(&s->sh->gate_held, &free_gate, 1))
+        return 0;
+    gate_turn(s, idle);
+    return 1;
+}
+
+static void serve(server *s)
+{
+    shell *sh = s->sh;
     otm_idle idle;
     otm_idle_init(&idle, &sh->p->settings);
     /* The slice is for the host's waits (idle.h). Here it changed nothing
-     * measurable (DESIGN.md §6), and the gate holder runs kernels: a
+     * measurable (DESIGN.md §6), and kernel threads hold the gate too: a
      * kernel's first thread would keep a slice the program did not ask
      * for. */
     idle.slice_ns = 0;
     otm_trace_name_thread(sh->p->trace, "server");
     while (!atomic_load(&sh->stop)) {
-        if (try_kernel(sh))
+        if (!s->spare && try_kernel(sh))
             continue;
-        int free_gate = 0;
-        if (atomic_compare_exchange_strong(&sh->gate_held, &free_gate, 1))
-            gate_turn(sh, &idle);
-        else
-            doze(sh);
+        if (take_gate(s, &idle))
+            continue;
+        /* A kernel thread asks the spare for the gate while it sleeps, so
+         * that the gate is a kernel thread's whenever one is idle. (It
+         * does not spin for it: on a core the spare shares, that only
+         * delays the spare giving it up.) */
+        if (!s->spare)
+            atomic_fetch_add(&sh->gate_wanted, 1);
+        doze(s);
+        if (!s->spare)
+            atomic_fetch_sub(&sh->gate_wanted, 1);
     }
 }
 
@@ -289,24 +350,31 @@ static void *serve_thread(void *arg)
 void otm_worker_main(otm_plugin *p)
 {
     pthread_t threads[64];
+    server roles[64];
     int n = p->settings.handlers < 64 ? p->settings.handlers : 64;
     shell sh = {.p = p};
+    server self = {.sh = &sh, .spare = 0};
     atomic_init(&sh.max_running, n);
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
     otm_worker_begin(p);
     p->node.hooks.device = otm_worker_device_ops(p);
-    for (int i = 0; i < n; i++)
-        if (pthread_create(&threads[i], NULL, serve_thread, &sh))
-            n = i;
-    atomic_store(&sh.max_running, n);   /* one thread always left for the gate */
-    if (n == 0) {
+    /* threads[0] is the spare, the others kernel threads beside this one. */
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        roles[i] = (server){.sh = &sh, .spare = i == 0};
+        if (pthread_create(&threads[i], NULL, serve_thread, &roles[i]))
+            break;
+        started++;
+    }
+    if (started == 0) {
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    serve(&sh);
+    atomic_store(&sh.max_running, started);   /* this thread and started - 1 */
+    serve(&self);
     wake(&sh, 1);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
     otm_worker_end(p);
 }
