@@ -109,7 +109,7 @@ b=$build_dir/bench
 run=$build_dir/bin/omptarget-mpirun
 job raw -- "$mpiexec" -n 2 "$b/bench_raw" "$mode"
 # The main jobs let the pool keep the map cycle's buffer (64 MiB; the
-# default OMPTARGET_MPI_POOL_MAX is 1 MiB): the cycle runs with the pool warm.
+# default OMPTARGET_MPI_POOL_MAX is 16 MiB): the cycle runs with the pool warm.
 pool_max=OMPTARGET_MPI_POOL_MAX=64M
 job abi-main OMPTARGET_MPI_LAUNCHER=1 $pool_max -- "$mpiexec" -n 2 "$b/bench_abi" main "$mode"
 job abi-pool-off OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_POOL=off -- \

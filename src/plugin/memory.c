@@ -5,8 +5,9 @@
  * An allocation is a round trip to the worker (ALLOC, DELETE); a program
  * that maps and unmaps the same sizes in a loop would pay two per
  * iteration. With OMPTARGET_MPI_POOL on, a deleted allocation up to
- * pool_max bytes stays on the device and the next data_alloc of exactly
- * that size takes it back without a message; deleting an address the pool
+ * pool_max bytes stays on the device (up to 256 of them and 16 x pool_max
+ * bytes per device) and the next data_alloc of exactly that size takes it
+ * back without a message; deleting an address the pool
  * already holds is refused as a double free. Host-pinned memory
  * (TARGET_ALLOC_HOST) is plain host memory: MPI reads and writes it
  * without page locking. Every list here is under p->pool_lock, so any host
@@ -17,9 +18,12 @@
 
 #include "plugin.h"
 
-/* Freed allocations kept per device at most: beyond, a delete is real, so
- * the device memory the pool holds away from the program stays bounded. */
+/* Freed allocations kept per device at most, and their bytes at most, in
+ * allocations of the largest size the pool keeps: beyond, a delete is
+ * real, so the device memory the pool holds away from the program stays
+ * bounded (256 MiB with the default OMPTARGET_MPI_POOL_MAX). */
 #define POOL_ENTRIES_MAX 256
+#define POOL_LARGEST_MAX 16
 
 static void *alloc_pinned(otm_plugin *p, int64_t size)
 {
@@ -67,6 +71,7 @@ static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
             otm_pool_entry *hit = *e;
             *e = hit->next;
             addr = hit->addr;
+            d->pool_bytes -= hit->size;
             otm_plugin_free(hit);
             break;
         }
@@ -91,7 +96,14 @@ static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
     pthread_mutex_unlock(&p->pool_lock);
 }
 
-/* Keeps a freed allocation in the pool when it is known and small enough.
+/* Whether the pool may keep `size` more bytes of d's. */
+static int pool_room(const otm_plugin *p, const otm_device *d, int entries, uint64_t size)
+{
+    return entries < POOL_ENTRIES_MAX &&
+           d->pool_bytes + size <= POOL_LARGEST_MAX * p->settings.pool_max;
+}
+
+/* Keeps a freed allocation in the pool when it is known and there is room.
  * Returns 1 if it was kept, -1 if it is in the pool already (a double
  * free: deleting it on the device would leave the pool holding a dangling
  * address), 0 if it must be deleted on the device. */
@@ -107,11 +119,12 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
     for (size_t i = d->nlive; i-- > 0;) {
         if (d->live[i].addr != addr)
             continue;
-        otm_pool_entry *e =
-            entries < POOL_ENTRIES_MAX ? otm_plugin_malloc(sizeof *e) : NULL;
+        uint64_t size = d->live[i].size;
+        otm_pool_entry *e = pool_room(p, d, entries, size) ? otm_plugin_malloc(sizeof *e) : NULL;
         if (e) {
-            *e = (otm_pool_entry){addr, d->live[i].size, d->pool};
+            *e = (otm_pool_entry){addr, size, d->pool};
             d->pool = e;
+            d->pool_bytes += size;
             kept = 1;
         }
         d->live[i] = d->live[--d->nlive];

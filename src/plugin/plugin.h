@@ -81,6 +81,7 @@ typedef struct otm_device {
     otm_hosted **loaded;            /* images loaded on it */
     size_t nloaded, loaded_cap;
     otm_pool_entry *pool;           /* freed allocations kept for reuse */
+    uint64_t pool_bytes;            /* their sizes summed */
     otm_live *live;                 /* allocations handed out (pool on) */
     size_t nlive, live_cap;
     int failed;                     /* a region faulted: every call fails */

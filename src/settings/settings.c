@@ -138,10 +138,11 @@ typedef enum kind {
       "Freed device allocations are kept (still allocated on their device) "  \
       "and handed out again for the same size, saving a round trip.")        \
     X(POOL_MAX, NULL, K_BYTES,                                                \
-      0, GIB, pool_max, "1M",                                                 \
+      0, GIB, pool_max, "16M",                                                \
       "bytes in {min}..{max}, suffix K, M or G (e.g. 1048576 or 1M)",         \
       "Largest allocation the pool keeps; bigger ones are freed on the "      \
-      "device at once.")                                                      \
+      "device at once. The pool holds at most 16 times this (and 256 "        \
+      "allocations) per device.")                                             \
     X(FORWARD_OUTPUT, NULL, K_BOOL,                                           \
       0, 1, forward_output, "on",                                             \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
@@ -232,7 +233,7 @@ otm_settings otm_settings_default(void)
         .slice_ns = 100 * NS_US,
         .log_level = OTM_LOG_WARN,
         .pool = 1,
-        .pool_max = MIB,
+        .pool_max = 16 * MIB,
         .forward_output = 1,
         .info = 0,
         .trace_len = 0,

@@ -691,7 +691,7 @@ static void test_pool(void)
     const char *v = getenv("OMPTARGET_MPI_POOL");
     if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no")))
         pool = 0;
-    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 1 << 20);
+    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
     mt_note("pool %s, pool max %lld", pool ? "on" : "off", pool_max);
     for (int d = 0; d < mt.ndev; d++) {
         /* Sizes no other test allocates, so the pool holds none of them. */

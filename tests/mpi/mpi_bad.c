@@ -281,7 +281,7 @@ static void bad_pointers_and_sizes(void)
 static void double_free(void)
 {
     int d = 0;
-    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 1 << 20);
+    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
     /* Sizes nothing else here allocates: the first data_alloc is a fresh
      * one, not taken from the pool. */
     size_t sizes[] = {536, (size_t)pool_max + 8};
@@ -314,6 +314,34 @@ static void double_free(void)
     BAD("data_delete twice of HOST memory", first && __tgt_rtl_data_delete(d, h) == FAIL);
 }
 
+/* The pool holds at most 16 allocations of the largest size it keeps per
+ * device (OMPTARGET_MPI_POOL_MAX; on by default): of 17 of that size
+ * freed, the first stays allocated on the device, so a transfer to it
+ * works, and the last was deleted there, so a transfer to it fails. */
+static void pool_bound(void)
+{
+    enum { N = 17 };
+    int d = 0;
+    const char *v = getenv("OMPTARGET_MPI_POOL");
+    if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no"))) {
+        mt_note("pool off: its bound is not checked here");
+        return;
+    }
+    size_t sz = (size_t)mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
+    void *p[N];
+    int64_t x = 7;
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        ok &= (p[i] = __tgt_rtl_data_alloc(d, (int64_t)sz, NULL, TARGET_ALLOC_DEFAULT)) != NULL;
+    for (int i = 0; i < N && ok; i++)
+        ok &= __tgt_rtl_data_delete(d, p[i]) == OK;
+    CHECK(ok && __tgt_rtl_data_submit(d, p[0], &x, 8) == OK,
+          "%d allocations of %zu bytes freed: the first stays in the pool", N, sz);
+    BAD("a transfer to the 17th allocation of the pool's largest size freed (the pool "
+        "holds at most 16: it was deleted on the device)",
+        ok && __tgt_rtl_data_submit(d, p[N - 1], &x, 8) == FAIL);
+}
+
 /* Last: a program that requires unified shared memory gets no device. */
 static void usm(void)
 {
@@ -330,6 +358,7 @@ int main(int argc, char **argv)
     bad_ids();
     bad_pointers_and_sizes();
     double_free();
+    pool_bound();
     usm();
     mt_note("%d bad calls, each followed by a valid round trip on each of %d devices; "
             "%.2f s", cases, mt.ndev, mt_now() - t0);

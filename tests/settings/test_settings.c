@@ -304,7 +304,7 @@ static void test_defaults(void **state)
     assert_int_equal(def.slice_ns, 100 * NS_US);
     assert_int_equal(def.log_level, 1); /* warn (test_log_levels.c) */
     assert_int_equal(def.pool, 1);
-    assert_int_equal(def.pool_max, MIB);
+    assert_int_equal(def.pool_max, 16 * MIB);
     assert_int_equal(def.info, 0);
 
     env e = {.count = 0};
