@@ -687,10 +687,7 @@ static void test_events(void)
 
 static void test_pool(void)
 {
-    int pool = 1;
-    const char *v = getenv("OMPTARGET_MPI_POOL");
-    if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no")))
-        pool = 0;
+    int pool = mt_pool_on();
     long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
     mt_note("pool %s, pool max %lld", pool ? "on" : "off", pool_max);
     for (int d = 0; d < mt.ndev; d++) {

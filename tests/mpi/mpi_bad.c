@@ -322,8 +322,7 @@ static void pool_bound(void)
 {
     enum { N = 17 };
     int d = 0;
-    const char *v = getenv("OMPTARGET_MPI_POOL");
-    if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no"))) {
+    if (!mt_pool_on()) {
         mt_note("pool off: its bound is not checked here");
         return;
     }

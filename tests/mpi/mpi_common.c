@@ -337,6 +337,13 @@ long long mt_env_size(const char *name, long long def)
     return n;
 }
 
+int mt_pool_on(void)
+{
+    const char *v = getenv("OMPTARGET_MPI_POOL");
+    return !(v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") ||
+                   !strcmp(v, "no")));
+}
+
 /* ---- watchdog ---- */
 
 /* Written by the program's threads, read by the watchdog: atomics. */
