@@ -6,8 +6,9 @@
  * Actors are the things that run concurrently in production: each host
  * queue (a host thread), the host's exit driver, and each worker's gate and
  * handler (the gate also moves the replies of kernels that ran, as a
- * worker's kernel thread does while it holds the gate). At every step the scheduler picks one choice among the actors
- * that may move and the channels that have a deliverable message. An actor
+ * worker's kernel thread does while it holds the gate). At every step the
+ * scheduler picks one choice among the actors that may move and the
+ * channels that have a deliverable message. An actor
  * that ran without moving sleeps until something happens that could let it
  * move (any actor moved, a message was delivered, time advanced), so the
  * choices are real ones. The choice comes from:

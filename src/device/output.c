@@ -6,8 +6,9 @@
  * reading anything. O_APPEND is set on the open file description that both
  * the memfd and descriptor 1 (or 2) share, so every write, also stdio's,
  * goes to the end whatever the file position; reads use pread, so the
- * position is nobody's but the size check's. What has been taken is punched out, so memory tracks the
- * untaken bytes only while offsets stay stable.
+ * position is nobody's but the size check's. What has been taken is
+ * punched out, so memory tracks the untaken bytes only while offsets stay
+ * stable.
  *
  * Index 0 is stdout (descriptor 1), index 1 stderr (descriptor 2).
  */

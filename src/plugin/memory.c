@@ -7,8 +7,8 @@
  * iteration. With OMPTARGET_MPI_POOL on, a deleted allocation up to
  * pool_max bytes stays on the device (up to 256 of them and 16 x pool_max
  * bytes per device) and the next data_alloc of exactly that size takes it
- * back without a message; deleting an address the pool
- * already holds is refused as a double free. Host-pinned memory
+ * back without a message; deleting an address the pool already holds is
+ * refused as a double free. Host-pinned memory
  * (TARGET_ALLOC_HOST) is plain host memory: MPI reads and writes it
  * without page locking. Every list here is under p->pool_lock, so any host
  * thread may call in.
@@ -120,7 +120,8 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
         if (d->live[i].addr != addr)
             continue;
         uint64_t size = d->live[i].size;
-        otm_pool_entry *e = pool_room(p, d, entries, size) ? otm_plugin_malloc(sizeof *e) : NULL;
+        otm_pool_entry *e =
+            pool_room(p, d, entries, size) ? otm_plugin_malloc(sizeof *e) : NULL;
         if (e) {
             *e = (otm_pool_entry){addr, size, d->pool};
             d->pool = e;
