@@ -270,11 +270,13 @@ static void gate_turn(server *s, otm_idle *idle)
                 break;
             if (moved && kernel_due(sh, 0))
                 wake(sh, 0);
-        } else {
+        } else if (otm_node_kernels_waiting(node)) {
+            /* One look at the kernel queue while it is empty, as it mostly
+             * is while the gate waits. */
             if (kernel_due(sh, 1))
                 break;
             moved |= otm_handler_reply_once(node);
-            replying = !moved && otm_node_kernels_waiting(node);
+            replying = !moved;
         }
         otm_idle_after(idle, moved, !moved && (replying || otm_node_streaming(node)));
     }

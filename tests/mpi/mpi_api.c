@@ -688,7 +688,7 @@ static void test_events(void)
 static void test_pool(void)
 {
     int pool = mt_pool_on();
-    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
+    long long pool_max = mt_pool_max();
     mt_note("pool %s, pool max %lld", pool ? "on" : "off", pool_max);
     for (int d = 0; d < mt.ndev; d++) {
         /* Sizes no other test allocates, so the pool holds none of them. */

@@ -281,7 +281,7 @@ static void bad_pointers_and_sizes(void)
 static void double_free(void)
 {
     int d = 0;
-    long long pool_max = mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
+    long long pool_max = mt_pool_max();
     /* Sizes nothing else here allocates: the first data_alloc is a fresh
      * one, not taken from the pool. */
     size_t sizes[] = {536, (size_t)pool_max + 8};
@@ -326,7 +326,7 @@ static void pool_bound(void)
         mt_note("pool off: its bound is not checked here");
         return;
     }
-    size_t sz = (size_t)mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
+    size_t sz = (size_t)mt_pool_max();
     void *p[N];
     int64_t x = 7;
     int ok = 1;

@@ -344,6 +344,11 @@ int mt_pool_on(void)
                    !strcmp(v, "no")));
 }
 
+long long mt_pool_max(void)
+{
+    return mt_env_size("OMPTARGET_MPI_POOL_MAX", 16 << 20);
+}
+
 /* ---- watchdog ---- */
 
 /* Written by the program's threads, read by the watchdog: atomics. */

@@ -96,6 +96,8 @@ long long mt_env_size(const char *name, long long def);
 /* Whether the plugin's pool is on: OMPTARGET_MPI_POOL unset or not one of
  * the plugin's false words (0, off, false, no). */
 int mt_pool_on(void);
+/* OMPTARGET_MPI_POOL_MAX, or the plugin's default (16 MiB). */
+long long mt_pool_max(void);
 /* MT_TIME_SCALE (default 1): how much slower than native the job runs
  * (memcheck); watchdogs and host pauses are multiplied by it. */
 int mt_time_scale(void);
