@@ -50,6 +50,13 @@ int main(int argc, char **argv)
          n.p.submit.frag = 4);
     SEED("retrieve", n.kind = OTM_KIND_RETRIEVE, n.p.retrieve.addr = 0x1000, n.p.retrieve.size = 8,
          n.p.retrieve.frag = 4, n.p.retrieve.inline_max = 4);
+    /* A RETRIEVE chained behind an event that already ended (none lives
+     * on that tag), and an EXECUTE that may not be chained. */
+    SEED("retrieve-after", n.kind = OTM_KIND_RETRIEVE, n.p.retrieve.addr = 0x1000,
+         n.p.retrieve.size = 8, n.p.retrieve.frag = 4, n.p.retrieve.inline_max = 4,
+         n.after = OTM_TAG_FIRST + 1);
+    SEED("execute-after", n.kind = OTM_KIND_EXECUTE, n.p.execute.kernel = 0x1234,
+         n.after = OTM_TAG_FIRST + 1);
     SEED("exchange-send", n.kind = OTM_KIND_EXCHANGE, n.p.exchange.src = 0x1000, n.p.exchange.dst = 0x2000,
          n.p.exchange.size = 8, n.p.exchange.frag = 4, n.peer = 1, n.flags = OTM_XCHG_SEND);
     SEED("exchange-local", n.kind = OTM_KIND_EXCHANGE, n.p.exchange.src = 0x1000,

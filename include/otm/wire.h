@@ -20,12 +20,20 @@
  *   56   4   peer     a second worker rank (EXCHANGE), else -1
  *   60   4   flags    kind-specific
  *   64   4   inline   bytes of inline payload that follow
- *   68   4   reserved 0
+ *   68   4   after    0, or the tag (on the same communicator) of the
+ *                     event this one runs behind (below)
  *   72   -   inline payload
  *
  * The first 16 bytes (magic, version, kind, tag, comm) keep their meaning in
  * every future version, so a worker can answer a notification of a version
  * it does not speak on the right (communicator, tag).
+ *
+ * `after` (version 3) lets the host send a SUBMIT, EXECUTE or RETRIEVE
+ * while the event before it in its queue still runs: the worker holds it
+ * until that event is done with device memory (a SUBMIT's data landed, an
+ * EXECUTE's kernel ran, a RETRIEVE ended), so the round trips overlap. It
+ * names that event by its tag on this event's own communicator; an event
+ * of another kind with it is malformed.
  *
  * Reply (destination -> origin, on the event's communicator and tag). It
  * carries the completion status, so a failure on the worker reaches the
@@ -73,7 +81,7 @@
 
 #include "otm/status.h"
 
-#define OTM_WIRE_VERSION 2u
+#define OTM_WIRE_VERSION 3u
 #define OTM_WIRE_NOTIFY_MAGIC 0x4e4d544fu   /* "OTMN" */
 #define OTM_WIRE_REPLY_MAGIC 0x524d544fu    /* "OTMR" */
 #define OTM_WIRE_NOTIFY_SIZE 72u
@@ -138,6 +146,7 @@ typedef struct otm_notify {
     int32_t peer;
     uint32_t flags;
     uint32_t inline_len;
+    uint32_t after;              /* the tag of the event it runs behind, 0 */
     const uint8_t *inline_data;  /* points into the decoded buffer */
     int routable;                /* tag, comm and kind were read */
 } otm_notify;

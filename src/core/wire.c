@@ -111,7 +111,7 @@ void otm_wire_put_notify(uint8_t *buf, const otm_notify *n)
     put32(buf + 56, (uint32_t)n->peer);
     put32(buf + 60, n->flags);
     put32(buf + 64, n->inline_len);
-    put32(buf + 68, 0);
+    put32(buf + 68, n->after);
 }
 
 otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
@@ -136,6 +136,7 @@ otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
     n->peer = (int32_t)get32(buf + 56);
     n->flags = get32(buf + 60);
     n->inline_len = get32(buf + 64);
+    n->after = get32(buf + 68);
     if ((size_t)n->inline_len != len - OTM_WIRE_NOTIFY_SIZE)
         return OTM_ERR_BAD_MESSAGE;
     n->inline_data = buf + OTM_WIRE_NOTIFY_SIZE;

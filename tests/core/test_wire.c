@@ -14,7 +14,7 @@ static otm_notify sample(void)
     otm_notify n = {.version = OTM_WIRE_VERSION, .kind = OTM_KIND_RETRIEVE,
                     .tag = 77, .comm = 2, .id = 0x1122334455667788ull,
                     .p.retrieve = {1, UINT64_MAX, 0x8000000000000000ull, 42},
-                    .peer = -1, .flags = 7, .inline_len = 5};
+                    .peer = -1, .flags = 7, .inline_len = 5, .after = 0x01020304};
     return n;
 }
 
@@ -36,6 +36,7 @@ static void test_notify_round_trip(void **state)
     assert_int_equal(d.peer, -1);
     assert_int_equal(d.flags, 7);
     assert_int_equal(d.inline_len, 5);
+    assert_int_equal(d.after, 0x01020304);
     assert_memory_equal(d.inline_data, "hello", 5);
     assert_true(d.routable);
 }
@@ -56,6 +57,8 @@ static void test_notify_layout(void **state)
     assert_int_equal(buf[16], 0x88);
     assert_int_equal(buf[23], 0x11);
     assert_int_equal(buf[56], 0xff);   /* peer -1 */
+    assert_int_equal(buf[68], 0x04);   /* after, little-endian */
+    assert_int_equal(buf[71], 0x01);
 }
 
 static uint64_t word(const uint8_t *buf, int i)
