@@ -6,16 +6,16 @@
  * number of options; past the end, choice 0):
  *
  *   byte 0      scenario (modulo SCENARIOS):
- *                 0..7  one end-to-end case of sim/scenarios.c
- *                       (ALLOC ... EXIT), no faults, every byte and status
- *                       checked by scn_run_case;
- *                 8     the all-kinds program (two queues, two workers), no
+ *                 0..8  one end-to-end case of sim/scenarios.c
+ *                       (ALLOC ... EXIT, CHAIN), no faults, every byte and
+ *                       status checked by scn_run_case;
+ *                 9     the all-kinds program (two queues, two workers), no
  *                       faults: statuses and the retrieved data checked;
- *                 9     the all-kinds program with faults;
- *                 10    exit in flight with faults: a SUBMIT, a kernel and
+ *                 10    the all-kinds program with faults;
+ *                 11    exit in flight with faults: a SUBMIT, a kernel and
  *                       an ALLOC still queued when the exit begins.
- *   byte 1      payload size for scenarios 0..7 (0..SIM_GLOBAL_SIZE), and the
- *               number of faults (byte % 4) for 9 and 10
+ *   byte 1      payload size for scenarios 0..8 (0..SIM_GLOBAL_SIZE), and the
+ *               number of faults (byte % 4) for 10 and 11
  *   then, per fault, 4 bytes: kind (failed MPI call, failed allocation,
  *               delayed message, stopped worker), rank, nth, parameter
  *               (drawn as in tests/core/test_sweep.c)
@@ -36,7 +36,9 @@
 
 #include "scenarios.h"
 
-#define SCENARIOS 11
+#define ALL_KINDS SCN_CASES     /* then ALL_KINDS + 1: the same with faults */
+#define EXIT_IN_FLIGHT (SCN_CASES + 2)
+#define SCENARIOS (SCN_CASES + 3)
 #define INPUT_MAX 4096
 #define FAULT_BYTES 4
 
@@ -103,7 +105,7 @@ static void arm_faults(sim_world *w, input *in, int n)
     }
 }
 
-/* Scenario 10: operations on both workers still queued when the exit
+/* Scenario 11: operations on both workers still queued when the exit
  * begins (sim_world_run starts it at once; the host drains first). */
 static void enqueue_exit_in_flight(scn *s)
 {
@@ -119,7 +121,7 @@ static void enqueue_exit_in_flight(scn *s)
 
 static void run_program(input *in, int scenario)
 {
-    int nfaults = scenario == 8 ? 0 : take(in) % 4;
+    int nfaults = scenario == ALL_KINDS ? 0 : take(in) % 4;
     /* Fault bytes come first, so that the choices start where they end. */
     input faults = *in;
     for (int i = 0; i < nfaults * FAULT_BYTES; i++)
@@ -130,7 +132,7 @@ static void run_program(input *in, int scenario)
         die(NULL, "cannot build the world", scenario);
     s.keep = 1;
     arm_faults(s.w, &faults, nfaults);
-    if (scenario == 10)
+    if (scenario == EXIT_IN_FLIGHT)
         enqueue_exit_in_flight(&s);
     else
         scn_enqueue_all_kinds(&s);
@@ -143,9 +145,9 @@ static void run_program(input *in, int scenario)
         for (int i = 0; i < s.nev; i++)
             if (s.ev[i]->state != OTM_FINISHED)
                 die(s.w, "an operation failed without faults", i);
-        int n = scenario == 10 ? 9 : 13;
+        int n = scenario == EXIT_IN_FLIGHT ? 9 : 13;
         for (int i = 0; i < n; i++) {
-            uint8_t want = (uint8_t)(s.in[1][i] + (scenario == 10 ? 0 : 1));
+            uint8_t want = (uint8_t)(s.in[1][i] + (scenario == EXIT_IN_FLIGHT ? 0 : 1));
             if (s.out[1][i] != want)
                 die(s.w, "retrieved data differ without faults", i);
         }

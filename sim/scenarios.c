@@ -11,7 +11,8 @@
 const char *scn_case_name(scn_case c)
 {
     static const char *const names[] = {"ALLOC", "DELETE", "SUBMIT", "RETRIEVE",
-                                        "EXCHANGE", "EXECUTE", "SYNC", "EXIT"};
+                                        "EXCHANGE", "EXECUTE", "SYNC", "EXIT", "CHAIN",
+                                        "CHAIN_OUTPUT"};
     return c < SCN_CASES ? names[c] : "?";
 }
 
@@ -225,7 +226,7 @@ static void enqueue_setup(scn *s, scn_case c)
     scn_pattern(sim_world_global(s->w, 1), SIM_GLOBAL_SIZE, 5);
     switch (c) {
     case SCN_SUBMIT: case SCN_RETRIEVE: case SCN_EXECUTE: case SCN_SYNC:
-    case SCN_EXIT:
+    case SCN_EXIT: case SCN_CHAIN: case SCN_CHAIN_OUTPUT:
         scn_load(s, 0, 1);
         break;
     case SCN_EXCHANGE:
@@ -247,6 +248,17 @@ static void enqueue_case(scn *s, scn_case c, uint64_t n)
     case SCN_RETRIEVE: scn_retrieve(s, 0, 1, s->out[1], g1, n); break;
     case SCN_EXCHANGE: scn_exchange(s, 0, 1, g1, 2, g2, n); break;
     case SCN_EXECUTE: scn_execute(s, 0, 1, SIM_K_INC, g1, n); break;
+    case SCN_CHAIN:
+        scn_submit(s, 0, 1, g1, s->in[1], n);
+        scn_execute(s, 0, 1, SIM_K_INC, g1, n);
+        scn_retrieve(s, 0, 1, s->out[1], g1, n);
+        break;
+    case SCN_CHAIN_OUTPUT:
+        /* Output that follows its reply in fragments: the RETRIEVE behind
+         * it may get its reply first, and must still end after it. */
+        scn_execute(s, 0, 1, SIM_K_PRINT, OTM_EXEC_INLINE_MAX, 0);
+        scn_retrieve(s, 0, 1, s->out[1], g1, n);
+        break;
     case SCN_SYNC:
         scn_submit(s, 0, 1, g1, s->in[1], n);
         scn_wait_for(s, 1, 0);
@@ -288,6 +300,18 @@ static int check_case(scn *s, scn_case c, uint64_t n)
             want[i]++;
         return bytes_equal(s, sim_world_global(s->w, 1), want, SIM_GLOBAL_SIZE,
                            "worker memory after EXECUTE");
+    case SCN_CHAIN:
+        /* Each started before the one ahead of it ended, the kernel still
+         * found the submitted bytes, and the RETRIEVE what it wrote. */
+        for (uint64_t i = 0; i < n; i++)
+            want[i] = (uint8_t)(s->in[1][i] + 1);
+        if (sim_world_node(s->w, 0)->stats.chained != 2)
+            return fail(s, "an event was not chained behind the one before it");
+        return bytes_equal(s, s->out[1], want, n, "retrieved after the kernel");
+    case SCN_CHAIN_OUTPUT:
+        if (sim_world_node(s->w, 0)->stats.chained != 1)
+            return fail(s, "the RETRIEVE was not chained behind the EXECUTE");
+        return bytes_equal(s, s->out[1], want, n, "retrieved behind the kernel");
     case SCN_EXIT:
         memcpy(want, s->in[1], n);
         return bytes_equal(s, sim_world_global(s->w, 1), want, SIM_GLOBAL_SIZE,

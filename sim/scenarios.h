@@ -29,10 +29,14 @@ typedef struct scn {
     uint64_t next_image;    /* the id of the next LOAD */
 } scn;
 
-/* The kinds of end-to-end case the tests run. */
+/* The kinds of end-to-end case the tests run: one per event kind, then
+ * two cases of events chained on one queue, each behind the one before
+ * (otm/event.h): CHAIN, a SUBMIT, an EXECUTE of SIM_K_INC on its bytes and
+ * the RETRIEVE of what it wrote; CHAIN_OUTPUT, an EXECUTE whose output
+ * follows its reply in fragments and a RETRIEVE. */
 typedef enum scn_case {
     SCN_ALLOC, SCN_DELETE, SCN_SUBMIT, SCN_RETRIEVE, SCN_EXCHANGE,
-    SCN_EXECUTE, SCN_SYNC, SCN_EXIT, SCN_CASES
+    SCN_EXECUTE, SCN_SYNC, SCN_EXIT, SCN_CHAIN, SCN_CHAIN_OUTPUT, SCN_CASES
 } scn_case;
 const char *scn_case_name(scn_case c);
 

@@ -890,6 +890,9 @@ static int check_event(sim_world *w, int r, const otm_event *ev)
 {
     if (ev->state > OTM_FAILED || ev->step > OTM_AT_END)
         return violation(w, "rank %d event %" PRIu64 " has a bad state", r, ev->id);
+    if (ev->state == OTM_FINISHED && ev->after && !otm_event_ended(ev->after))
+        return violation(w, "event %" PRIu64 " finished before event %" PRIu64
+                         ", which it was chained behind", ev->id, ev->after->id);
     if (otm_event_ended(ev)) {
         for (int s = 0; s < OTM_SLOTS; s++)
             if (ev->req[s] != MPI_REQUEST_NULL)

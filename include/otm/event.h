@@ -45,6 +45,17 @@
  *             (liveness.c), never the user's
  *   SYNC      host-local: finishes when the event it waits on has ended,
  *             FAILED with OTM_ERR_PEER if that one failed.
+ *
+ * Chained events. A queue runs its events in order, but a SUBMIT, EXECUTE
+ * or RETRIEVE behind another of these three kinds on the same worker
+ * starts as soon as that one announced itself (otm_queue_progress; up to
+ * 8 behind the head): its notification names it (`after` in otm/wire.h).
+ * The worker holds the event until the one ahead is done with device
+ * memory (a SUBMIT's data landed, an EXECUTE's kernel ran, a RETRIEVE
+ * ended); the host ends it only after the one ahead ended, and fails it
+ * (OTM_ERR_PEER) when that one failed on the host's own account (timeout,
+ * lost worker, MPI), since its worker may never answer. So a region's
+ * transfers and its kernel cost one round trip instead of one each.
  */
 #ifndef OTM_EVENT_H
 #define OTM_EVENT_H
@@ -156,6 +167,9 @@ struct otm_event {
     uint8_t claimed;        /* worker: a handler is running this event */
     uint8_t armed;          /* progressed at least once (timeouts run) */
     uint8_t rejected;       /* dest: refused by the gate, answered only */
+    uint8_t past_run;       /* dest: at its reply or failing: done with
+                             * device memory, but for the data a RETRIEVE
+                             * sends (atomic: other threads read it) */
     int32_t status;         /* otm_status once ended */
     int refs;               /* queue + external references (record_event) */
     int rank;               /* the peer rank this half talks to */
@@ -179,6 +193,10 @@ struct otm_event {
     uint64_t moved;         /* fragments completed */
     uint64_t last_move;     /* clock value of its last progress (timeouts) */
     otm_event *target;      /* SYNC */
+    otm_event *after;       /* origin, chained: the event ahead of it (a
+                             * reference), until that one ended */
+    uint64_t after_id;      /* dest, chained: the id of the event ahead of
+                             * it, 0 when none was live at its arrival */
     otm_event *probe;       /* origin waiting for a kernel: its PING */
     uint64_t alive_at;      /* clock value of the last answer to a probe */
     MPI_Request req[OTM_SLOTS];

@@ -155,6 +155,8 @@ typedef struct otm_stats {
     uint64_t retired_tags;          /* tags quarantined for good */
     uint64_t abandoned;             /* events that detached their sends */
     uint64_t bytes_out, bytes_in;   /* payload bytes sent / received */
+    uint64_t chained;               /* events started (host) or arrived
+                                     * (worker) while the one ahead lived */
 } otm_stats;
 
 struct otm_node {
@@ -229,14 +231,14 @@ void otm_queue_fini(otm_node *node, otm_queue *q);
 otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
                             otm_event **out);
 
-/* Moves the queue's events in order. Returns 1 if anything moved. */
+/* Moves the queue's events: they complete in order, and those chained
+ * behind the head (otm/event.h) run ahead of it. Returns 1 if anything
+ * moved. */
 int otm_queue_progress(otm_node *node, otm_queue *q);
 static inline int otm_queue_empty(const otm_queue *q) { return !q->head; }
-/* 1 while the event at the head of q moves payload (otm_event_streaming). */
-static inline int otm_queue_streaming(const otm_queue *q)
-{
-    return q->head && otm_event_streaming(q->head);
-}
+/* 1 while the head of q, or an event chained behind it, moves payload
+ * (otm_event_streaming). */
+int otm_queue_streaming(const otm_queue *q);
 
 /* A new reference to the last event of q (NULL if q is empty: nothing to
  * wait for). */

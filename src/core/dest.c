@@ -58,9 +58,25 @@ otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decod
     }
     if (node->life != OTM_LIFE_RUNNING)
         return OTM_ERR_SHUTDOWN;
-    if (node->failed && ev->kind != OTM_KIND_EXIT)
+    if (__atomic_load_n(&node->failed, __ATOMIC_ACQUIRE) && ev->kind != OTM_KIND_EXIT)
         return OTM_ERR_DEVICE_FAILED;
     return ev->kind == OTM_KIND_EXECUTE ? check_execute(node, ev) : OTM_OK;
+}
+
+otm_status otm__dest_chain(otm_node *node, otm_event *ev, uint32_t after)
+{
+    int kind_ok = ev->kind == OTM_KIND_SUBMIT || ev->kind == OTM_KIND_EXECUTE ||
+                  ev->kind == OTM_KIND_RETRIEVE;
+    if (!kind_ok || after == (uint32_t)ev->tag || after < OTM_TAG_FIRST ||
+        after > (uint32_t)node->tag_ub)
+        return OTM_ERR_BAD_MESSAGE;
+    /* Notifications arrive in the order the host sent them, and the host
+     * hands a tag out again only after the reply of its last event: a live
+     * event on that key is the one this was sent behind. None: that one
+     * already ended. */
+    ev->after_id = otm__runq_live_id(node, ev->comm, (int)after, ev->rank);
+    node->stats.chained += ev->after_id != 0;
+    return OTM_OK;
 }
 
 static const uint8_t *inline_data(const otm_event *ev)
@@ -87,11 +103,18 @@ static otm_status check_plan(uint64_t total, uint64_t frag)
 
 /* ---- start: validate and act ----------------------------------------------- */
 
+/* The reply is next: the event is done with device memory. */
+static void at_reply(otm_event *ev)
+{
+    ev->step = OTM_AT_REPLY;
+    __atomic_store_n(&ev->past_run, 1, __ATOMIC_RELEASE);
+}
+
 static int to_reply(otm_event *ev, otm_status st)
 {
     if (ev->status == OTM_OK)
         ev->status = st;
-    ev->step = OTM_AT_REPLY;
+    at_reply(ev);
     return 1;
 }
 
@@ -283,6 +306,13 @@ static int refuse(otm_node *node, otm_event *ev)
 
 static int start(otm_node *node, otm_event *ev)
 {
+    if (ev->after_id && !otm__runq_done(node, ev->after_id))
+        return 0;                   /* chained: what it runs after is not done */
+    /* Admitted before a region faulted, it is refused as if it came after:
+     * this process serves only the EXIT now (run_kernel). */
+    if (ev->after_id && ev->status == OTM_OK &&
+        __atomic_load_n(&node->failed, __ATOMIC_ACQUIRE))
+        ev->status = OTM_ERR_DEVICE_FAILED;
     otm__set_state(ev, OTM_RUNNING);
     if (ev->status)                 /* rejected by the gate */
         return refuse(node, ev);
@@ -378,7 +408,7 @@ static otm_status run_kernel(otm_node *node, otm_event *ev)
     /* A process whose region faulted may hold broken state (a lock taken,
      * memory overwritten): from now on it serves only the EXIT. */
     if (st == OTM_ERR_KERNEL_FAULT)
-        node->failed = 1;
+        __atomic_store_n(&node->failed, 1, __ATOMIC_RELEASE);
     keep_result(node, ev, &fault, st == OTM_ERR_KERNEL_FAULT);
     return st;
 }
@@ -524,7 +554,10 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
         return moved;
     /* A received image is loaded next; otherwise the reply follows. */
     int load = !after_reply && ev->kind == OTM_KIND_LOAD && ev->status == OTM_OK;
-    ev->step = load ? OTM_AT_RUN : OTM_AT_REPLY;
+    if (load)
+        ev->step = OTM_AT_RUN;
+    else
+        at_reply(ev);
     return 1;
 }
 

@@ -51,6 +51,8 @@ void otm__event_free(otm_node *node, otm_event *ev)
     otm__unlock(node);
     if (ev->target)
         otm_event_unref(node, ev->target);
+    if (ev->after)
+        otm_event_unref(node, ev->after);
     if (ev->abandoned) {
         /* A detached send may still read its buffers until MPI is
          * finalised: the event waits in the graveyard for otm_node_release. */
@@ -149,6 +151,7 @@ int otm__event_fail(otm_node *node, otm_event *ev, otm_status st)
     if (ev->status == OTM_OK)
         ev->status = st;
     ev->step = OTM_AT_CANCEL;
+    __atomic_store_n(&ev->past_run, 1, __ATOMIC_RELEASE);
     if (ev->state < OTM_WAITING)
         otm__set_state(ev, OTM_WAITING);
     ev->last_move = otm__now(node);

@@ -33,13 +33,15 @@ static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
     const char *why = otm__dest_unroutable(node, &n);
     if (why)
         return drop(node, buf, src, why), 1;
-    if (otm__runq_key_live(node, (int)n.comm, (int)n.tag, src))
+    if (otm__runq_live_id(node, (int)n.comm, (int)n.tag, src))
         return 0;
     otm_event *ev = otm__event_new(node, (otm_kind)n.kind, OTM_DEST);
     if (!ev)
         return drop(node, buf, src, "out of memory"), 1;
     otm__dest_init(node, ev, &n, buf, (uint32_t)len, src);
     ev->status = otm__dest_admit(node, ev, st);
+    if (ev->status == OTM_OK && n.after)
+        ev->status = otm__dest_chain(node, ev, n.after);
     ev->rejected = ev->status != OTM_OK;
     otm__trace_at(node, ev, OTM_TRACE_BEGIN);
     if (ev->status)

@@ -85,6 +85,59 @@ otm_status otm_host_enqueue(otm_node *node, otm_queue *q, const otm_op *op,
     return OTM_OK;
 }
 
+/* How many events behind the head of a queue may run ahead of it. */
+#define CHAIN_MAX 8
+
+static int chain_kind(int kind)
+{
+    return kind == OTM_KIND_SUBMIT || kind == OTM_KIND_EXECUTE || kind == OTM_KIND_RETRIEVE;
+}
+
+/* Whether `next` may start while `prev`, the event before it in its queue,
+ * still runs: both move data or run a kernel on the same worker, and prev
+ * announced itself (otm/event.h). Then the worker keeps their order, and
+ * their round trips overlap. */
+static int chainable(const otm_event *prev, const otm_event *next)
+{
+    return chain_kind(prev->kind) && chain_kind(next->kind) && next->rank == prev->rank &&
+           prev->tag >= OTM_TAG_FIRST && !otm_event_ended(prev) &&
+           (prev->step == OTM_AT_PAYLOAD || prev->step == OTM_AT_REPLY) &&
+           next->state == OTM_CREATED && !next->armed;
+}
+
+/* Progresses the events chained behind the head `ev`, and chains the next
+ * one when it may. */
+static int progress_chained(otm_node *node, otm_event *ev)
+{
+    int moved = 0;
+    otm_event *prev = ev, *next = ev->next;
+    for (int n = 0; next && n < CHAIN_MAX; n++, prev = next, next = next->next) {
+        if (otm_event_ended(next))
+            continue;
+        if (!next->after) {
+            if (!chainable(prev, next))
+                break;
+            otm__lock(node);
+            prev->refs++;
+            node->stats.chained++;
+            otm__unlock(node);
+            next->after = prev;
+        }
+        moved |= otm_event_progress(node, next);
+    }
+    return moved;
+}
+
+int otm_queue_streaming(const otm_queue *q)
+{
+    /* The head, and the events that may be chained behind it. */
+    const otm_event *ev = q->head;
+    for (int n = 0; ev && n <= CHAIN_MAX; n++, ev = ev->next)
+        if (otm_event_streaming(ev))
+            return 1;
+    return 0;
+}
+
 int otm_queue_progress(otm_node *node, otm_queue *q)
 {
     int moved = 0;
@@ -92,8 +145,10 @@ int otm_queue_progress(otm_node *node, otm_queue *q)
     while ((ev = q->head) != NULL) {
         if (!otm_event_ended(ev))
             moved |= otm_event_progress(node, ev);
-        if (!otm_event_ended(ev))
+        if (!otm_event_ended(ev)) {
+            moved |= progress_chained(node, ev);
             break;
+        }
         if (q->status == OTM_OK && ev->state == OTM_FAILED)
             q->status = ev->status;
         q->head = ev->next;

@@ -194,8 +194,12 @@ void otm__table_fini(otm_node *node);
 /* An admitted EXECUTE goes to the kernel queue, anything else to the
  * data queue. */
 void otm__runq_push(otm_node *node, otm_event *ev);
-/* 1 when a live event already talks on (comm, tag, rank). */
-int otm__runq_key_live(otm_node *node, int comm, int tag, int rank);
+/* The id of the live event that talks on (comm, tag, rank), 0 if none. */
+uint64_t otm__runq_live_id(otm_node *node, int comm, int tag, int rank);
+/* 1 when the event `id` no longer holds back one chained behind it: its
+ * data landed (SUBMIT), its kernel ran (EXECUTE), it ended, or it is
+ * gone. Kernel events held back are invisible to the calls below. */
+int otm__runq_done(otm_node *node, uint64_t id);
 /* 1 when no kernel event is queued or running. */
 int otm__runq_kernels_idle(otm_node *node);
 /* 1 when the EXIT event `ev` is the only thing left to run. */
@@ -240,6 +244,11 @@ otm_status otm__origin_init(otm_node *node, otm_event *ev, const otm_op *op);
 const char *otm__dest_unroutable(const otm_node *node, const otm_notify *n);
 otm_status otm__dest_admit(otm_node *node, const otm_event *ev,
                            otm_status decoded);
+/* For an admitted notification that names an event to run after (`after`,
+ * otm/wire.h): OTM_ERR_BAD_MESSAGE unless it is a SUBMIT, EXECUTE or
+ * RETRIEVE naming another event tag; else records the event it waits for
+ * (ev->after_id), if that one is still live. */
+otm_status otm__dest_chain(otm_node *node, otm_event *ev, uint32_t after);
 /* Sets up the destination half from a decoded notification; takes
  * ownership of `msg`. */
 void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,

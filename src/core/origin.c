@@ -145,15 +145,20 @@ static otm_status take_tag(otm_node *node, otm_event *ev)
         ev->tag = OTM_TAG_EXIT;     /* its own tag: see otm/wire.h */
         return OTM_OK;
     }
+    /* A chained event names the one before it by tag on its own
+     * communicator (otm/wire.h): that communicator, or not now. */
+    int first = ev->after ? ev->after->comm : -1;
+    int tries = ev->after ? 1 : node->cfg.ncomms;
     otm__lock(node);
-    for (int i = 0; i < node->cfg.ncomms && st; i++) {
-        int c = (int)((node->next_comm + (uint64_t)i) % (uint64_t)node->cfg.ncomms);
+    for (int i = 0; i < tries && st; i++) {
+        int c = first >= 0 ? first
+                           : (int)((node->next_comm + (uint64_t)i) % (uint64_t)node->cfg.ncomms);
         if (otm_tags_alloc(&node->tags[c], &ev->tag) == OTM_OK) {
             ev->comm = c;
             st = OTM_OK;
         }
     }
-    node->next_comm++;
+    node->next_comm += first < 0;
     otm__unlock(node);
     return st;
 }
@@ -163,7 +168,8 @@ static void put_header(otm_event *ev, uint8_t *buf, int peer, uint32_t role)
     otm_notify n = {
         .version = OTM_WIRE_VERSION, .kind = ev->kind, .tag = (uint32_t)ev->tag,
         .comm = (uint32_t)ev->comm, .id = ev->id, .peer = peer, .flags = role,
-        .inline_len = ev->msg_len - OTM_WIRE_NOTIFY_SIZE};
+        .inline_len = ev->msg_len - OTM_WIRE_NOTIFY_SIZE,
+        .after = ev->after ? (uint32_t)ev->after->tag : 0};
     n.p = ev->p;
     otm_wire_put_notify(buf, &n);
 }
@@ -368,6 +374,7 @@ static int reply_step(otm_node *node, otm_event *ev)
     for (int s = OTM_SLOT_NOTIFY; s <= OTM_SLOT_NOTIFY2; s++)
         if (otm__await_slot(node, ev, s, NULL) < 0)
             return 1;
+    int awaited = otm__slot_active(ev, OTM_SLOT_REPLY);
     int pending = await_replies(node, ev, &more);
     if (pending < 0)
         return 1;
@@ -379,6 +386,8 @@ static int reply_step(otm_node *node, otm_event *ev)
     }
     if (pending || otm__any_active(ev))
         return 0;
+    if (ev->after)
+        return awaited;             /* ends after the event before it */
     return otm__finish(node, ev, (otm_status)ev->status, 1);
 }
 
@@ -406,6 +415,8 @@ static int payload_step(otm_node *node, otm_event *ev, int sending)
         ev->step = OTM_AT_REPLY;
         return 1;
     }
+    if (ev->after)
+        return moved;               /* ends after the event before it */
     if (ev->kind == OTM_KIND_EXECUTE && ev->scratch) {
         st = deliver_result(node, ev, ev->scratch, ev->value);
         if (st && ev->status == OTM_OK)
@@ -427,15 +438,44 @@ static int sync_step(otm_node *node, otm_event *ev)
     return otm__finish(node, ev, st, 1);
 }
 
+/* Whether an event failed on the host's own account: no answer in time,
+ * its worker lost, MPI failing. Its worker may then never answer the
+ * events chained behind it either. */
+static int failed_here(const otm_event *ev)
+{
+    return ev->state == OTM_FAILED &&
+           (ev->status == OTM_ERR_TIMEOUT || ev->status == OTM_ERR_KERNEL_TIMEOUT ||
+            ev->status == OTM_ERR_UNRESPONSIVE || ev->status == OTM_ERR_MPI);
+}
+
+/* A chained event (otm/event.h) lets the one before it go once that one
+ * ended: from then on it may end too. When that one failed on the host's
+ * own account, this one fails with it. Returns 1 when it let go. */
+static int release_after(otm_node *node, otm_event *ev)
+{
+    otm_event *a = ev->after;
+    if (!a || !otm_event_ended(a))
+        return 0;
+    int fail = failed_here(a);
+    ev->after = NULL;
+    otm_event_unref(node, a);
+    if (fail)
+        otm__event_fail(node, ev, OTM_ERR_PEER);
+    return 1;
+}
+
 int otm__origin_step(otm_node *node, otm_event *ev)
 {
     if (ev->kind == OTM_KIND_SYNC)
         return sync_step(node, ev);
+    int moved = release_after(node, ev);
+    if (otm_event_ended(ev) || ev->step == OTM_AT_CANCEL)
+        return moved;
     switch (ev->step) {
-    case OTM_AT_START: return start(node, ev);
-    case OTM_AT_PAYLOAD: return payload_step(node, ev, 1);
-    case OTM_AT_REPLY: return reply_step(node, ev);
-    case OTM_AT_REPLY_DATA: return payload_step(node, ev, 0);
-    default: return 0;
+    case OTM_AT_START: return moved | start(node, ev);
+    case OTM_AT_PAYLOAD: return moved | payload_step(node, ev, 1);
+    case OTM_AT_REPLY: return moved | reply_step(node, ev);
+    case OTM_AT_REPLY_DATA: return moved | payload_step(node, ev, 0);
+    default: return moved;
     }
 }

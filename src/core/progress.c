@@ -23,6 +23,11 @@ static int timed_out(otm_node *node, const otm_event *ev)
     if (ev->kind == OTM_KIND_SYNC || ev->step == OTM_AT_DRAIN ||
         ev->step == OTM_AT_CANCEL)
         return 0;
+    /* A chained event waits for the one before it, whose own bounds apply
+     * (otm/event.h); its clock starts over when it is let go. */
+    if ((ev->after_id && ev->state == OTM_CREATED) ||
+        (ev->after && !otm_event_ended(ev->after)))
+        return 0;
     uint64_t limit = limit_of(node, ev);
     return limit && otm__now(node) - ev->last_move >= limit;
 }

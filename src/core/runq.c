@@ -6,15 +6,55 @@
  */
 #include "internal.h"
 
-int otm__runq_key_live(otm_node *node, int comm, int tag, int rank)
+uint64_t otm__runq_live_id(otm_node *node, int comm, int tag, int rank)
 {
-    int found = 0;
+    uint64_t id = 0;
     otm__lock(node);
-    for (otm_event *ev = node->all; ev && !found; ev = ev->all_next)
-        found = ev->side == OTM_DEST && !otm_event_ended(ev) &&
-                ev->comm == comm && ev->tag == tag && ev->rank == rank;
+    for (otm_event *ev = node->all; ev && !id; ev = ev->all_next)
+        if (ev->side == OTM_DEST && !otm_event_ended(ev) && ev->comm == comm &&
+            ev->tag == tag && ev->rank == rank)
+            id = ev->id;
     otm__unlock(node);
-    return found;
+    return id;
+}
+
+/* Whether an event is past its run step: a kernel event's kernel ran (it
+ * only moves its reply and output, or its failure), a SUBMIT's data
+ * landed. Read from threads that do not own the event: the flag and the
+ * state are atomic. */
+static int ran(const otm_event *ev)
+{
+    return __atomic_load_n(&ev->past_run, __ATOMIC_ACQUIRE) || otm_event_ended(ev);
+}
+
+/* Whether the event `id` still holds back one chained behind it: what it
+ * does to device memory is not done yet (a SUBMIT's data has not all
+ * landed, an EXECUTE's kernel has not run, a RETRIEVE still reads). The
+ * lock is held. */
+static int holds_back(otm_node *node, uint64_t id)
+{
+    for (otm_event *ev = node->all; ev; ev = ev->all_next) {
+        if (ev->id != id)
+            continue;
+        if (ev->kind == OTM_KIND_EXECUTE || ev->kind == OTM_KIND_SUBMIT)
+            return !ran(ev);
+        return !otm_event_ended(ev);
+    }
+    return 0;
+}
+
+/* A chained event that must still wait; the lock is held. */
+static int held(otm_node *node, const otm_event *ev)
+{
+    return ev->after_id && holds_back(node, ev->after_id);
+}
+
+int otm__runq_done(otm_node *node, uint64_t id)
+{
+    otm__lock(node);
+    int done = !holds_back(node, id);
+    otm__unlock(node);
+    return done;
 }
 
 int otm__runq_kernels_idle(otm_node *node)
@@ -30,16 +70,9 @@ int otm_node_kernels_waiting(otm_node *node)
     otm__lock(node);
     int waiting = 0;
     for (otm_event *ev = node->kern_head; ev && !waiting; ev = ev->next)
-        waiting = !ev->claimed;
+        waiting = !ev->claimed && !held(node, ev);
     otm__unlock(node);
     return waiting;
-}
-
-/* Whether a kernel event's kernel already ran: past the run step, it only
- * moves its reply and output (or its failure). */
-static int ran(const otm_event *ev)
-{
-    return ev->step > OTM_AT_RUN || otm_event_ended(ev);
 }
 
 int otm_node_kernels_to_run(otm_node *node)
@@ -47,7 +80,7 @@ int otm_node_kernels_to_run(otm_node *node)
     otm__lock(node);
     int to_run = 0;
     for (otm_event *ev = node->kern_head; ev && !to_run; ev = ev->next)
-        to_run = !ev->claimed && !ran(ev);
+        to_run = !ev->claimed && !ran(ev) && !held(node, ev);
     otm__unlock(node);
     return to_run;
 }
@@ -95,7 +128,7 @@ otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only)
 {
     otm__lock(node);
     otm_event *ev = node->kern_head;
-    while (ev && (ev->claimed || (ran_only && !ran(ev))))
+    while (ev && (ev->claimed || (ran_only && !ran(ev)) || held(node, ev)))
         ev = ev->next;
     if (ev)
         ev->claimed = 1;

@@ -90,6 +90,8 @@ SEEDED(EXCHANGE)
 SEEDED(EXECUTE)
 SEEDED(SYNC)
 SEEDED(EXIT)
+SEEDED(CHAIN)
+SEEDED(CHAIN_OUTPUT)
 
 /* One tag on one communicator: every event reuses the tag of the one
  * before, so a notification can reach a worker before that worker's last
@@ -169,6 +171,12 @@ static void test_exhaustive_exchange(void **s) { (void)s; exhaustive(SCN_EXCHANG
 static void test_exhaustive_execute(void **s) { (void)s; exhaustive(SCN_EXECUTE, 1, 1, 1, 1); }
 static void test_exhaustive_sync(void **s) { (void)s; exhaustive(SCN_SYNC, 1, 1, 1, 1); }
 static void test_exhaustive_exit(void **s) { (void)s; exhaustive(SCN_EXIT, 1, 2, 1, 0); }
+static void test_exhaustive_chain(void **s) { (void)s; exhaustive(SCN_CHAIN, 1, 1, 1, 0); }
+static void test_exhaustive_chain_output(void **s)
+{
+    (void)s;
+    exhaustive(SCN_CHAIN_OUTPUT, 1, 1, 1, 0);
+}
 
 /* No argument runs every test; "--only NAME" or "--skip NAME" one test or
  * all the others (ctest runs the long exhaustive EXIT case on its own). */
@@ -191,6 +199,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_seeded_EXECUTE),
         cmocka_unit_test(test_seeded_SYNC),
         cmocka_unit_test(test_seeded_EXIT),
+        cmocka_unit_test(test_seeded_CHAIN),
+        cmocka_unit_test(test_seeded_CHAIN_OUTPUT),
         cmocka_unit_test(test_single_tag),
         cmocka_unit_test(test_exhaustive_alloc),
         cmocka_unit_test(test_exhaustive_delete),
@@ -200,6 +210,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exhaustive_execute),
         cmocka_unit_test(test_exhaustive_sync),
         cmocka_unit_test(test_exhaustive_exit),
+        cmocka_unit_test(test_exhaustive_chain),
+        cmocka_unit_test(test_exhaustive_chain_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,29 @@ static void m_retrieve_wild(otm_notify *n, int *len)
     n->kind = OTM_KIND_RETRIEVE;
     n->p = (otm_params){.retrieve = {0x1000, 8, 4, 64}}; (void)len;
 }
+/* `after` (a chained event) on a kind that cannot be chained, naming the
+ * event itself or no event tag; and naming an event that is gone: the
+ * RETRIEVE then runs at once (here: outside any allocation). */
+static void m_alloc_after(otm_notify *n, int *len)
+{
+    n->p.alloc.size = 8;
+    n->after = OTM_TAG_FIRST; (void)len;
+}
+static void m_retrieve_after_self(otm_notify *n, int *len)
+{
+    m_retrieve_wild(n, len);
+    n->after = n->tag;
+}
+static void m_retrieve_after_control(otm_notify *n, int *len)
+{
+    m_retrieve_wild(n, len);
+    n->after = OTM_TAG_EXIT;
+}
+static void m_retrieve_after_gone(otm_notify *n, int *len)
+{
+    m_retrieve_wild(n, len);
+    n->after = OTM_TAG_FIRST + 5;
+}
 static void m_delete_wild(otm_notify *n, int *len)
 {
     n->kind = OTM_KIND_DELETE; n->p.del.addr = 0x1000; (void)len;
@@ -215,6 +238,11 @@ static const bad_case answered[] = {
     {"EXECUTE of an unknown kernel", m_exec_unknown, OTM_ERR_NO_KERNEL},
     {"SUBMIT with fragment size 0", m_submit_frag0, OTM_ERR_BAD_MESSAGE},
     {"RETRIEVE outside any allocation", m_retrieve_wild, OTM_ERR_BAD_POINTER},
+    {"ALLOC chained behind another event", m_alloc_after, OTM_ERR_BAD_MESSAGE},
+    {"RETRIEVE chained behind itself", m_retrieve_after_self, OTM_ERR_BAD_MESSAGE},
+    {"RETRIEVE chained behind the exit tag", m_retrieve_after_control, OTM_ERR_BAD_MESSAGE},
+    {"RETRIEVE chained behind an event that ended", m_retrieve_after_gone,
+     OTM_ERR_BAD_POINTER},
     {"DELETE of an unknown pointer", m_delete_wild, OTM_ERR_BAD_POINTER},
     {"ALLOC of 2^62 bytes", m_alloc_huge, OTM_ERR_NOMEM},
     {"EXCHANGE with an unknown role", m_exchange_role, OTM_ERR_BAD_MESSAGE},
@@ -661,6 +689,41 @@ static void test_reply_once_never_runs_kernels(void **state)
     close_world(&s);
 }
 
+/* A kernel chained behind one that has not run yet (otm/event.h) is held:
+ * no handler claims it and nothing counts it as waiting or due, so it
+ * neither blocks the kernels of other queues nor keeps a kernel thread
+ * awake. It runs once the kernel ahead of it ran. */
+static int both_kernels_queued(void *ctx)
+{
+    const otm_event *ev = ((otm_node *)ctx)->kern_head;
+    return ev != NULL && ev->next != NULL;
+}
+
+static void test_chained_kernel_held(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    otm_node *worker = sim_world_node(s.w, 1);
+    scn_execute(&s, 0, 1, SIM_K_SLEEP, 1000000, 0);
+    scn_execute(&s, 0, 1, SIM_K_NOP, 0, 0);
+    assert_int_equal(sim_world_run_until(s.w, both_kernels_queued, worker), SIM_OK);
+    otm_event *first = worker->kern_head;
+    assert_int_not_equal(first->next->after_id, 0);
+    /* As a handler thread inside the first region holds it. */
+    first->claimed = 1;
+    assert_int_equal(otm_node_kernels_waiting(worker), 0);
+    assert_int_equal(otm_node_kernels_to_run(worker), 0);
+    sim_world_act_as(s.w, 1);
+    assert_int_equal(otm_handler_run_once(worker), 0);
+    assert_int_equal(first->next->state, OTM_CREATED);
+    first->claimed = 0;
+    expect_queue(&s, OTM_OK);
+    assert_int_equal(sim_world_node(s.w, 0)->stats.chained, 1);
+    assert_int_equal(worker->stats.chained, 1);
+    close_world(&s);
+}
+
 /* The fields of an operation that its kind does not use are ignored: a
  * SUBMIT with an argument count is a SUBMIT. */
 static void test_unused_fields_ignored(void **state)
@@ -714,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_unused_fields_ignored),
         cmocka_unit_test(test_host_frees_ended_events),
         cmocka_unit_test(test_kernels_waiting),
+        cmocka_unit_test(test_chained_kernel_held),
         cmocka_unit_test(test_reply_once_never_runs_kernels),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),

@@ -311,6 +311,37 @@ static void test_kernel_fault(void **state)
     close1(&s);
 }
 
+/* Events chained behind a region that faults (otm/event.h) reached the
+ * worker before the fault (a long region ahead of it holds them all), and
+ * are refused all the same, as if they came after it: its process may hold
+ * broken state. The SUBMIT's fragments are still received (the teardown
+ * finds nothing unreceived). */
+static void test_kernel_fault_chained(void **state)
+{
+    (void)state;
+    scn s;
+    open1(&s);
+    assert_int_equal(scn_load(&s, 0, 1), OTM_OK);
+    assert_int_equal(scn_alloc(&s, 0, 1, 64, &s.addr[0]), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_OK);
+    s.keep = 1;
+    scn_pattern(s.in[0], 64, 3);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_SLEEP, 1000, 0), OTM_OK);
+    assert_int_equal(scn_execute(&s, 0, 1, SIM_K_FAULT, 0, 0), OTM_OK);
+    assert_int_equal(scn_retrieve(&s, 0, 1, s.out[1], s.addr[0], 8), OTM_OK);
+    assert_int_equal(scn_submit(&s, 0, 1, s.addr[0], s.in[0], 64), OTM_OK);
+    assert_int_equal(wait0(&s), OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(s.nev, 4);
+    assert_int_equal(s.ev[0]->status, OTM_OK);
+    assert_int_equal(s.ev[1]->status, OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(s.ev[2]->status, OTM_ERR_DEVICE_FAILED);
+    assert_int_equal(s.ev[3]->status, OTM_ERR_DEVICE_FAILED);
+    assert_int_equal(sim_world_node(s.w, 0)->stats.chained, 3);
+    assert_int_equal(sim_world_node(s.w, 1)->stats.chained, 3);
+    scn_drop_refs(&s);
+    close1(&s);
+}
+
 /* A device that faulted refuses a SUBMIT whose data follows in fragments
  * and a LOAD whose bytes follow, but still receives those bytes: the tag
  * they came on carries nothing stale when the next event (to the other
@@ -493,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_region_output),
         cmocka_unit_test(test_region_output_without_hook),
         cmocka_unit_test(test_kernel_fault),
+        cmocka_unit_test(test_kernel_fault_chained),
         cmocka_unit_test(test_refusal_drains_payload),
         cmocka_unit_test(test_allocations_fail),
         cmocka_unit_test(test_fault_reported_without_memory),
