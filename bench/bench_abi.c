@@ -15,8 +15,9 @@
  *   abi_idle_cpu_<label>    CPU of both ranks while the host sleeps with
  *                           nothing pending, % of one core
  *   abi_event_bytes         host heap (mallinfo2) per queued 1-byte async
- *                           submit, 10,000 of them on one queue, the
- *                           payload subtracted, bytes
+ *                           submit, 10,000 of them on one queue behind a
+ *                           wait, the payload subtracted, bytes (CHECK
+ *                           abi_event_bytes_queued: they were still queued)
  *   abi_nowait_rate         concurrent async kernels (8 host threads, one
  *                           queue per thread and device), regions/s; every
  *                           result is checked (CHECK abi_nowait_<N>)
@@ -172,32 +173,56 @@ static void idle_cpu(const char *label)
 }
 
 /* Heap bytes per queued event: N one-byte async submits on one queue, the
- * heap (mallinfo2) read before and after queueing, before synchronize. */
+ * heap (mallinfo2) read before and after queueing, before synchronize.
+ * They queue behind a wait for a 256 MiB submit on another queue: events
+ * chained behind a running one (otm/event.h) would otherwise start, and
+ * end, while the rest are queued. The figure only counts when that submit
+ * was still running at the second reading (CHECK abi_event_bytes_queued). */
+#define GATE_BYTES (256u << 20)
+
 static void event_bytes(void)
 {
     double v[BENCH_MAX_RUNS];
-    int n = o.quick ? 1000 : 10000;
+    int n = o.quick ? 1000 : 10000, moved = 0;
     static char byte = 1;
+    char *big = malloc(GATE_BYTES);
     void *tgt = __tgt_rtl_data_alloc(0, 1, NULL, TARGET_ALLOC_DEFAULT);
-    if (!tgt)
-        die("data_alloc for the event records");
+    void *gate = __tgt_rtl_data_alloc(0, GATE_BYTES, NULL, TARGET_ALLOC_DEFAULT);
+    void *ev = NULL;
+    if (!big || !tgt || !gate || __tgt_rtl_create_event(0, &ev) != OK)
+        die("buffers and event of the event records");
+    memset(big, 1, GATE_BYTES);
     for (int r = 0; r < o.runs; r++) {
-        __tgt_async_info ai = {0};
+        __tgt_async_info ai = {0}, slow = {0};
         /* The queue itself is created by the first submit: not counted. */
         if (__tgt_rtl_data_submit_async(0, tgt, &byte, 1, &ai) != OK ||
             __tgt_rtl_synchronize(0, &ai) != OK)
             die("async submit");
+        if (__tgt_rtl_data_submit_async(0, gate, big, GATE_BYTES, &slow) != OK ||
+            __tgt_rtl_record_event(0, ev, &slow) != OK ||
+            __tgt_rtl_wait_event(0, ev, &ai) != OK)
+            die("the wait the submits queue behind");
         struct mallinfo2 m0 = mallinfo2();
         for (int i = 0; i < n; i++)
             if (__tgt_rtl_data_submit_async(0, tgt, &byte, 1, &ai) != OK)
                 die("async submit");
         struct mallinfo2 m1 = mallinfo2();
-        if (__tgt_rtl_synchronize(0, &ai) != OK)
+        if (__tgt_rtl_query_async(0, &slow) != OK)
+            die("query of the 256 MiB submit");
+        moved += slow.Queue == NULL;
+        if (__tgt_rtl_synchronize(0, &ai) != OK ||
+            (slow.Queue && __tgt_rtl_synchronize(0, &slow) != OK))
             die("synchronize of the queued submits");
         v[r] = ((double)m1.uordblks - (double)m0.uordblks) / n - 1.0;
     }
+    __tgt_rtl_destroy_event(0, ev);
+    __tgt_rtl_data_delete(0, gate);
     __tgt_rtl_data_delete(0, tgt);
+    free(big);
     bench_report("abi_event_bytes", "B", v, o.runs);
+    printf("CHECK abi_event_bytes_queued %s %d run(s) of %d queued submits, %d of them "
+           "measured after the 256 MiB submit they waited for had ended\n",
+           moved ? "FAIL" : "PASS", o.runs, n, moved);
 }
 
 /* ---- concurrent async kernels ---- */
