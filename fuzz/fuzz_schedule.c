@@ -6,16 +6,16 @@
  * number of options; past the end, choice 0):
  *
  *   byte 0      scenario (modulo SCENARIOS):
- *                 0..8  one end-to-end case of sim/scenarios.c
- *                       (ALLOC ... EXIT, CHAIN), no faults, every byte and
- *                       status checked by scn_run_case;
- *                 9     the all-kinds program (two queues, two workers), no
+ *                 0..9  one end-to-end case of sim/scenarios.c
+ *                       (ALLOC ... EXIT, CHAIN, CHAIN_OUTPUT), no faults,
+ *                       every byte and status checked by scn_run_case;
+ *                 10    the all-kinds program (two queues, two workers), no
  *                       faults: statuses and the retrieved data checked;
- *                 10    the all-kinds program with faults;
- *                 11    exit in flight with faults: a SUBMIT, a kernel and
+ *                 11    the all-kinds program with faults;
+ *                 12    exit in flight with faults: a SUBMIT, a kernel and
  *                       an ALLOC still queued when the exit begins.
- *   byte 1      payload size for scenarios 0..8 (0..SIM_GLOBAL_SIZE), and the
- *               number of faults (byte % 4) for 10 and 11
+ *   byte 1      payload size for scenarios 0..9 (0..SIM_GLOBAL_SIZE), and the
+ *               number of faults (byte % 4) for 11 and 12
  *   then, per fault, 4 bytes: kind (failed MPI call, failed allocation,
  *               delayed message, stopped worker), rank, nth, parameter
  *               (drawn as in tests/core/test_sweep.c)
@@ -105,7 +105,7 @@ static void arm_faults(sim_world *w, input *in, int n)
     }
 }
 
-/* Scenario 11: operations on both workers still queued when the exit
+/* Scenario 12: operations on both workers still queued when the exit
  * begins (sim_world_run starts it at once; the host drains first). */
 static void enqueue_exit_in_flight(scn *s)
 {
