@@ -103,7 +103,8 @@ static otm_status check_plan(uint64_t total, uint64_t frag)
 
 /* ---- start: validate and act ----------------------------------------------- */
 
-/* The reply is next: the event is done with device memory. */
+/* The reply is next: the event is done with device memory, but for the
+ * data a RETRIEVE sends with or after it (runq.c reads past_run). */
 static void at_reply(otm_event *ev)
 {
     ev->step = OTM_AT_REPLY;
