@@ -54,6 +54,8 @@ typedef struct guard {
     size_t stack_size;          /* including the guard page below it */
     sigset_t mask;              /* the mask the last call returned with */
     int mask_known;             /* ... and it lets the fault signals in */
+    pid_t tid;                  /* gettid(), 0 until asked: one system call
+                                 * less per region (a fork's child forgets) */
 } guard;
 
 static __thread guard *my_guard __attribute__((tls_model("initial-exec")));
@@ -312,7 +314,9 @@ static otm_status claim_slot(guard *g)
         expected = 0;
         if (atomic_compare_exchange_strong(&calls[i].call, &expected,
                                            CLAIMING)) {
-            atomic_store(&calls[i].tid, gettid());
+            if (g->tid == 0)
+                g->tid = gettid();
+            atomic_store(&calls[i].tid, g->tid);
             g->slot = i;
             g->call = atomic_fetch_add(&next_call, 1);
             /* Published last: a faulting thread that sees the id also sees
@@ -511,10 +515,19 @@ static void free_guard(void *p)
     free(g);
 }
 
+/* A fork's child runs on a thread of its own id; its copy of the parent's
+ * guard must not kick the parent's thread. */
+static void forget_tid(void)
+{
+    if (my_guard != NULL)
+        my_guard->tid = 0;
+}
+
 static void init_once(void)
 {
     kick_signo = SIGRTMAX - 7;
-    once_failed = pthread_key_create(&guard_key, free_guard) != 0;
+    once_failed = pthread_key_create(&guard_key, free_guard) != 0 ||
+                  pthread_atfork(NULL, NULL, forget_tid) != 0;
 }
 
 static otm_status set_handler(int signo,

@@ -542,6 +542,37 @@ static void test_fault_in_kernel_thread(void **state)
     assert_usable();
 }
 
+/* A fork's child knows its own thread: a fault on a thread its kernel
+ * started interrupts the child's call, not a thread of the parent's (the
+ * guard caches the thread's id). The parent's calls come first, so that
+ * the child inherits a guard that knows the parent's id. */
+static void test_fault_in_kernel_thread_after_fork(void **state)
+{
+    otm_fault f = untouched();
+    int status = -1;
+    pid_t pid;
+
+    install();
+    assert_int_equal(
+        otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
+        OTM_ERR_KERNEL_FAULT);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(60); /* a kick gone astray would leave the child waiting */
+        f = untouched();
+        _exit(otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0,
+                                      &f) == OTM_ERR_KERNEL_FAULT &&
+                      f.foreign == 1 && f.signo == SIGSEGV
+                  ? 0
+                  : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_usable();
+}
+
 /* The kernel blocks the internal signal and takes it itself, so its guarded
  * call is not interrupted: the fault recorded for it is still its result. */
 static void k_fault_in_thread_unseen(void *done)
@@ -970,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_exit_now),
         cmocka_unit_test(test_exit_none),
         cmocka_unit_test(test_fault_in_kernel_thread),
+        cmocka_unit_test(test_fault_in_kernel_thread_after_fork),
         cmocka_unit_test(test_fault_recorded_after_kernel),
         cmocka_unit_test(test_exit_in_kernel_thread),
         cmocka_unit_test(test_several_threads),
