@@ -179,12 +179,14 @@ struct otm_node {
     otm_event **exit_events;        /* one per worker while exiting */
     otm_event *orphans;             /* probes whose event ended before them,
                                      * run to their end (liveness.c) */
+    size_t norphans;                /* their number (otm__count) */
     uint8_t *lost;                  /* by rank: workers that stopped answering
                                      * a probe; events to them fail at once */
     int exit_failures;              /* workers that did not acknowledge */
     /* worker */
     otm_event *data_head, *data_tail;   /* run by the gate */
     otm_event *kern_head, *kern_tail;   /* run by the handler */
+    size_t ndata, nkern;            /* their lengths (otm__count) */
     otm_registry registry;
     uint64_t *kernels;              /* sorted addresses of loaded kernels */
     size_t nkernels, kernels_cap;

@@ -94,15 +94,21 @@ static int gate_receive(otm_node *node)
 {
     if (node->gate_req == MPI_REQUEST_NULL && node->gate_buf)
         return gate_dispatch(node);     /* held: its tag was still in use */
-    if (node->gate_req == MPI_REQUEST_NULL)
-        return gate_post(node);
+    /* A notification is small: its receive is mostly complete once
+     * posted, so it is tested at once rather than a round later. */
+    int posted = 0;
+    if (node->gate_req == MPI_REQUEST_NULL) {
+        posted = gate_post(node);
+        if (node->gate_req == MPI_REQUEST_NULL)
+            return posted;          /* nothing there, or news of a failure */
+    }
     MPI_Status st;
     int flag = 0;
     int rc = MPI_Test(&node->gate_req, &flag, &st);
     if (rc != MPI_SUCCESS && node->gate_req != MPI_REQUEST_NULL)
         return 1;                   /* the call failed; try again */
     if (rc == MPI_SUCCESS && !flag)
-        return 0;
+        return posted;
     node->gate_req = MPI_REQUEST_NULL;
     if (!node->gate_buf)
         drop(node, NULL, node->gate_src, "out of memory");
@@ -111,12 +117,14 @@ static int gate_receive(otm_node *node)
     return 1;
 }
 
-/* Progresses every event of a worker list once; frees the ended ones. */
-static int run_list(otm_node *node, otm_event **head, otm_event **tail)
+/* Progresses every data event once; frees the ended ones. */
+static int run_data(otm_node *node)
 {
     int moved = 0;
+    if (otm__none(&node->ndata))
+        return 0;
     otm__lock(node);
-    otm_event *ev = *head, *prev = NULL;
+    otm_event *ev = node->data_head, *prev = NULL;
     otm__unlock(node);
     while (ev) {
         moved |= otm_event_progress(node, ev);
@@ -126,9 +134,10 @@ static int run_list(otm_node *node, otm_event **head, otm_event **tail)
             if (prev)
                 prev->next = next;
             else
-                *head = next;
-            if (*tail == ev)
-                *tail = prev;
+                node->data_head = next;
+            if (node->data_tail == ev)
+                node->data_tail = prev;
+            otm__count(&node->ndata, -1);
         } else {
             prev = ev;
         }
@@ -151,7 +160,7 @@ int otm_gate_poll_once(otm_node *node)
     int moved = 0;
     if (node->life != OTM_LIFE_DONE)
         moved = gate_receive(node);
-    return moved | run_list(node, &node->data_head, &node->data_tail);
+    return moved | run_data(node);
 }
 
 static int handler_step(otm_node *node, int ran_only)

@@ -62,6 +62,22 @@ static inline void otm__unlock(otm_node *node)
         node->hooks.unlock(node->hooks.ctx);
 }
 
+/* The length of a list the lock guards, kept beside it so that a thread
+ * polling an empty list skips the lock (most polls find the lists empty):
+ * changed with the lock held, read without it. A length read as 0 while
+ * an event is being added is read again at the next poll; a thread that
+ * decides to sleep on it reads it after taking the mutex the adder's
+ * wake-up takes, as it did the list. */
+static inline void otm__count(size_t *n, int delta)
+{
+    __atomic_store_n(n, *n + (size_t)delta, __ATOMIC_RELEASE);
+}
+
+static inline int otm__none(const size_t *n)
+{
+    return __atomic_load_n(n, __ATOMIC_ACQUIRE) == 0;
+}
+
 /* Tells the trace hook, if there is one, that `ev` reached `point`. */
 static inline void otm__trace_at(otm_node *node, otm_event *ev, otm_trace_point point)
 {

@@ -29,15 +29,20 @@ static void push_orphan(otm_node *node, otm_event *pr)
     otm__lock(node);
     pr->next = node->orphans;
     node->orphans = pr;
+    otm__count(&node->norphans, 1);
     otm__unlock(node);
 }
 
 otm_event *otm__orphan_take(otm_node *node)
 {
+    if (otm__none(&node->norphans))
+        return NULL;
     otm__lock(node);
     otm_event *pr = node->orphans;
-    if (pr)
+    if (pr) {
         node->orphans = pr->next;
+        otm__count(&node->norphans, -1);
+    }
     otm__unlock(node);
     if (pr)
         pr->next = NULL;
@@ -56,10 +61,7 @@ int otm__orphan_return(otm_node *node, otm_event *pr)
 
 int otm__orphans_live(otm_node *node)
 {
-    otm__lock(node);
-    int live = node->orphans != NULL;
-    otm__unlock(node);
-    return live;
+    return !otm__none(&node->norphans);
 }
 
 /* Quiet for a period since its last move or the last answer to a probe. */

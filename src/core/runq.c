@@ -1,8 +1,8 @@
 /*
  * runq.c - a worker's two run queues: data events, which the gate runs,
  * and kernel events, which handler threads claim one at a time. Every
- * function takes the node's lock: the gate and the handlers run on
- * different threads.
+ * function takes the node's lock, the gate and the handlers running on
+ * different threads, but for a look at a list that is empty (otm__none).
  */
 #include "internal.h"
 
@@ -59,14 +59,13 @@ int otm__runq_done(otm_node *node, uint64_t id)
 
 int otm__runq_kernels_idle(otm_node *node)
 {
-    otm__lock(node);
-    int idle = node->kern_head == NULL;
-    otm__unlock(node);
-    return idle;
+    return otm__none(&node->nkern);
 }
 
 int otm_node_kernels_waiting(otm_node *node)
 {
+    if (otm__none(&node->nkern))
+        return 0;
     otm__lock(node);
     int waiting = 0;
     for (otm_event *ev = node->kern_head; ev && !waiting; ev = ev->next)
@@ -77,6 +76,8 @@ int otm_node_kernels_waiting(otm_node *node)
 
 int otm_node_kernels_to_run(otm_node *node)
 {
+    if (otm__none(&node->nkern))
+        return 0;
     otm__lock(node);
     int to_run = 0;
     for (otm_event *ev = node->kern_head; ev && !to_run; ev = ev->next)
@@ -97,6 +98,8 @@ int otm__runq_drained(otm_node *node, const otm_event *ev)
 int otm_node_streaming(otm_node *node)
 {
     int streaming = 0;
+    if (otm__none(&node->ndata))
+        return 0;
     otm__lock(node);
     for (otm_event *ev = node->data_head; ev && !streaming; ev = ev->next)
         streaming = otm_event_streaming(ev);
@@ -104,7 +107,7 @@ int otm_node_streaming(otm_node *node)
     return streaming;
 }
 
-static void push(otm_event **head, otm_event **tail, otm_event *ev)
+static void push(otm_event **head, otm_event **tail, size_t *n, otm_event *ev)
 {
     ev->next = NULL;
     if (*tail)
@@ -112,20 +115,23 @@ static void push(otm_event **head, otm_event **tail, otm_event *ev)
     else
         *head = ev;
     *tail = ev;
+    otm__count(n, 1);
 }
 
 void otm__runq_push(otm_node *node, otm_event *ev)
 {
     otm__lock(node);
     if (ev->kind == OTM_KIND_EXECUTE && ev->status == OTM_OK)
-        push(&node->kern_head, &node->kern_tail, ev);
+        push(&node->kern_head, &node->kern_tail, &node->nkern, ev);
     else
-        push(&node->data_head, &node->data_tail, ev);
+        push(&node->data_head, &node->data_tail, &node->ndata, ev);
     otm__unlock(node);
 }
 
 otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only)
 {
+    if (otm__none(&node->nkern))
+        return NULL;
     otm__lock(node);
     otm_event *ev = node->kern_head;
     while (ev && (ev->claimed || (ran_only && !ran(ev)) || held(node, ev)))
@@ -150,6 +156,7 @@ void otm__runq_settle_kernel(otm_node *node, otm_event *ev)
         *p = ev->next;
         if (node->kern_tail == ev)
             node->kern_tail = prev;
+        otm__count(&node->nkern, -1);
     }
     otm__unlock(node);
 }
