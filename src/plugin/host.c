@@ -281,9 +281,25 @@ typedef struct pumped {
     int taken, moved, empty, streaming;
 } pumped;
 
-/* Progresses q once under its lock; with `only_try`, only if the lock is
- * free. */
-static pumped pump(otm_plugin *p, otm_pqueue *q, int only_try)
+/* Progresses the queues q waits on, skipping any another thread is at.
+ * q's lock is held (the list may grow); the others are only tried, so two
+ * queues waiting on each other cannot deadlock here. */
+static int pump_waits(otm_plugin *p, otm_pqueue *q)
+{
+    int moved = 0;
+    for (size_t i = 0; i < q->nwaits; i++) {
+        otm_pqueue *w = q->waits[i];
+        if (pthread_mutex_trylock(&w->lock))
+            continue;
+        moved |= otm_queue_progress(&p->node, &w->q);
+        pthread_mutex_unlock(&w->lock);
+    }
+    return moved;
+}
+
+/* Progresses q once under its lock, and the queues it waits on when q
+ * moved nothing; with `only_try`, only if q's lock is free. */
+static pumped pump_all(otm_plugin *p, otm_pqueue *q, int only_try)
 {
     pumped r = {0};
     if (only_try ? pthread_mutex_trylock(&q->lock) : pthread_mutex_lock(&q->lock))
@@ -292,36 +308,9 @@ static pumped pump(otm_plugin *p, otm_pqueue *q, int only_try)
     r.moved = otm_queue_progress(&p->node, &q->q);
     r.empty = otm_queue_empty(&q->q);
     r.streaming = otm_queue_streaming(&q->q);
+    if (!r.moved)
+        r.moved = pump_waits(p, q);
     pthread_mutex_unlock(&q->lock);
-    return r;
-}
-
-/* Progresses the queues q waits on, skipping any another thread is at.
- * q's lock is held throughout (the list may grow); the others are only
- * tried, so two queues waiting on each other cannot deadlock here. With
- * `only_try`, q's own lock is only tried too. */
-static int pump_waits(otm_plugin *p, otm_pqueue *q, int only_try)
-{
-    int moved = 0;
-    if (only_try ? pthread_mutex_trylock(&q->lock) : pthread_mutex_lock(&q->lock))
-        return 0;
-    for (size_t i = 0; i < q->nwaits; i++) {
-        otm_pqueue *w = q->waits[i];
-        if (pthread_mutex_trylock(&w->lock))
-            continue;
-        moved |= otm_queue_progress(&p->node, &w->q);
-        pthread_mutex_unlock(&w->lock);
-    }
-    pthread_mutex_unlock(&q->lock);
-    return moved;
-}
-
-/* Progresses q, and the queues it waits on when q moved nothing. */
-static pumped pump_all(otm_plugin *p, otm_pqueue *q, int only_try)
-{
-    pumped r = pump(p, q, only_try);
-    if (r.taken && !r.moved)
-        r.moved = pump_waits(p, q, only_try);
     return r;
 }
 
@@ -445,9 +434,7 @@ otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 {
-    pumped r = pump(p, q, 0);
-    if (!r.moved && !r.empty)
-        pump_waits(p, q, 0);
+    pumped r = pump_all(p, q, 0);
     if (!r.empty)
         return 0;
     *st = take_failure(q);
