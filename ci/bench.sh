@@ -6,6 +6,10 @@
 #
 #   (default)      every figure is the median of 5 runs (BENCH_RUNS=N for
 #                  more), sizes 64 KiB .. 256 MiB, 10,000 nowait regions;
+#                  the raw MPI baseline and the two main jobs, whose
+#                  figures are divided by it, run in 3 alternating rounds
+#                  (1 with --quick; BENCH_ROUNDS=N), their figures the
+#                  median of the rounds' medians;
 #                  results in bench/results/<host>-<date>.{md,json,png}
 #   --quick        every measurement once with small sizes (1,000 nowait
 #                  regions): checks that everything builds and runs; results
@@ -107,17 +111,30 @@ job() {
 
 b=$build_dir/bench
 run=$build_dir/bin/omptarget-mpirun
-job raw -- "$mpiexec" -n 2 "$b/bench_raw" "$mode"
 # The main jobs let the pool keep the map cycle's buffer (64 MiB; the
 # default OMPTARGET_MPI_POOL_MAX is 16 MiB): the cycle runs with the pool warm.
 pool_max=OMPTARGET_MPI_POOL_MAX=64M
-job abi-main OMPTARGET_MPI_LAUNCHER=1 $pool_max -- "$mpiexec" -n 2 "$b/bench_abi" main "$mode"
+# The baseline and the jobs divided by it alternate, round after round: on
+# a shared machine the raw round trip and bandwidth move by up to 4x from
+# one minute to the next (docs/testing.md), and a baseline measured once,
+# before, would skew every ratio by wherever the machine was then.
+rounds=3
+[ "$mode" = quick ] && rounds=1
+rounds=${BENCH_ROUNDS:-$rounds}
+case $rounds in '' | *[!0-9]* | 0) echo "bench.sh: BENCH_ROUNDS must be a positive integer" >&2; exit 2 ;; esac
+r=1
+while [ "$r" -le "$rounds" ]; do
+    job "raw-$r" -- "$mpiexec" -n 2 "$b/bench_raw" "$mode"
+    job "abi-main-$r" OMPTARGET_MPI_LAUNCHER=1 $pool_max -- \
+        "$mpiexec" -n 2 "$b/bench_abi" main "$mode"
+    job "omp-main-$r" MPIEXEC="$mpiexec" $pool_max -- "$run" -n 2 "$b/bench_omp" main "$mode"
+    r=$((r + 1))
+done
 job abi-pool-off OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_POOL=off -- \
     "$mpiexec" -n 2 "$b/bench_abi" alloc "$mode" pool_off
 job abi-idle-spin OMPTARGET_MPI_LAUNCHER=1 OMPTARGET_MPI_IDLE=spin -- \
     "$mpiexec" -n 2 "$b/bench_abi" idle "$mode" spin
 job abi-nowait OMPTARGET_MPI_LAUNCHER=1 -- "$mpiexec" -n 3 "$b/bench_abi" nowait "$mode"
-job omp-main MPIEXEC="$mpiexec" $pool_max -- "$run" -n 2 "$b/bench_omp" main "$mode"
 job omp-pool-off MPIEXEC="$mpiexec" OMPTARGET_MPI_POOL=off -- \
     "$run" -n 2 "$b/bench_omp" alloc "$mode" pool_off
 job omp-idle-spin MPIEXEC="$mpiexec" OMPTARGET_MPI_IDLE=spin -- \
@@ -164,8 +181,34 @@ model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 runs=$(awk '$1 == "BENCH" { print $7; exit }' "$figures")
 machine="$cpus CPU(s), ${model:-unknown CPU}, MPICH ${mpich:-unknown}, $(date -u +%Y-%m-%d), load average $load at the start"
 
+# A figure the rounds measured several times becomes one: the median of
+# the rounds' medians, the least of their minima, the most of their
+# maxima, all their runs; a check, its first result or a failure. The
+# rest reads the folded file.
+all_rounds=$figures.rounds
+mv "$figures" "$all_rounds"
+awk '$1 == "CHECK" { k = $2
+                     if (!(k in cl)) corder[nc++] = k
+                     if (!(k in cl) || $3 == "FAIL") cl[k] = $0
+                     next }
+    $1 != "BENCH" { next }
+    { k = $2
+      if (!(k in c)) { order[nk++] = k; unit[k] = $3; lo[k] = $5; hi[k] = $6 }
+      v[k, c[k]++] = $4 + 0
+      if ($5 + 0 < lo[k]) lo[k] = $5
+      if ($6 + 0 > hi[k]) hi[k] = $6
+      n[k] += $7 }
+    END { for (i = 0; i < nk; i++) {
+              k = order[i]
+              for (a = 1; a < c[k]; a++)        # insertion sort of the medians
+                  for (b = a; b > 0 && v[k, b - 1] > v[k, b]; b--) {
+                      t = v[k, b]; v[k, b] = v[k, b - 1]; v[k, b - 1] = t }
+              m = c[k] % 2 ? v[k, (c[k] - 1) / 2] : (v[k, c[k] / 2 - 1] + v[k, c[k] / 2]) / 2
+              print "BENCH", k, unit[k], m, lo[k], hi[k], n[k] }
+          for (i = 0; i < nc; i++) print cl[corder[i]] }' "$all_rounds" >"$figures"
+
 awk -v md="$out/$name.md" -v json="$out/$name.json" -v dat="$out/$name.dat" \
-    -v machine="$machine" -v mode="$mode" -v runs="${runs:-0}" '
+    -v machine="$machine" -v mode="$mode" -v runs="${runs:-0}" -v rounds="$rounds" '
 function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.3g", x) }
 function size_bytes(s,   n) {
     n = s + 0
@@ -204,8 +247,8 @@ $1 == "CHECK" { k = $2; check[k] = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); checkw
 END {
     print "| figure | via | median | min | max | unit | ratio | target | met |" > md
     print "|---|---|---|---|---|---|---|---|---|" >> md
-    printf "{\n  \"machine\": \"%s\",\n  \"mode\": \"%s\",\n  \"runs\": %d,\n  \"figures\": [\n",
-           machine, mode, runs > json
+    printf "{\n  \"machine\": \"%s\",\n  \"mode\": \"%s\",\n  \"runs\": %d,\n  \"rounds\": %d,\n" \
+           "  \"figures\": [\n", machine, mode, runs, rounds > json
     row("raw_rtt_8B", "round trip, 8 B", "raw MPI")
     for (i = 0; i < ns; i++) row("raw_bw_" sizes[i], "one-way bandwidth, " sizes[i], "raw MPI")
     row("raw_both_ways_" m, m " there and back", "raw MPI")
@@ -389,7 +432,8 @@ fi
 
 echo
 echo "omptarget-mpi benchmarks ($mode): $machine"
-echo "every figure: median of ${runs:-0} run(s), min and max beside it; ratios from the medians"
+echo "every figure: median of ${runs:-0} run(s), min and max beside it; ratios from the medians;" \
+     "the baseline and main jobs: median of $rounds round(s)"
 echo
 cat "$out/$name.md"
 echo
