@@ -240,7 +240,7 @@ function row(key, what, via, ratio_of, ratio_how, target, op, limit,   r, met, r
            target, met == "" ? "null" : (met == "yes" ? "true" : "false") >> json
 }
 $1 == "BENCH" { med[$2] = $4; lo[$2] = $5; hi[$2] = $6; n[$2] = $7; unit[$2] = $3
-                if ($2 ~ /^raw_bw_/) { s = $2; sub(/^raw_bw_/, "", s); sizes[ns++] = s }
+                if ($2 ~ /^raw_bw_[0-9]/) { s = $2; sub(/^raw_bw_/, "", s); sizes[ns++] = s }
                 if ($2 ~ /^raw_both_ways_/) { m = $2; sub(/^raw_both_ways_/, "", m) } }
 $1 == "CHECK" { k = $2; check[k] = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); checkwhat[k] = $0
                 checks[nc++] = k }
@@ -250,7 +250,10 @@ END {
     printf "{\n  \"machine\": \"%s\",\n  \"mode\": \"%s\",\n  \"runs\": %d,\n  \"rounds\": %d,\n" \
            "  \"figures\": [\n", machine, mode, runs, rounds > json
     row("raw_rtt_8B", "round trip, 8 B", "raw MPI")
-    for (i = 0; i < ns; i++) row("raw_bw_" sizes[i], "one-way bandwidth, " sizes[i], "raw MPI")
+    for (i = 0; i < ns; i++) {
+        row("raw_bw_" sizes[i], "one-way bandwidth, " sizes[i] ", rank 0 to 1", "raw MPI")
+        row("raw_bw_back_" sizes[i], "one-way bandwidth, " sizes[i] ", rank 1 to 0", "raw MPI")
+    }
     row("raw_both_ways_" m, m " there and back", "raw MPI")
     for (p = 0; p < 2; p++) {
         pre = p ? "omp" : "abi"; via = p ? "OpenMP" : "ABI"
@@ -261,9 +264,9 @@ END {
             "raw RTT", "≤ " lim "×", "<=", lim)
         for (i = 0; i < ns; i++) {
             row(pre "_submit_bw_" sizes[i], "submit bandwidth, " sizes[i], via, "raw_bw_" sizes[i],
-                "raw", "≥ 0.9×", ">=", 0.9)
+                "raw 0 to 1", "≥ 0.9×", ">=", 0.9)
             row(pre "_retrieve_bw_" sizes[i], "retrieve bandwidth, " sizes[i], via,
-                "raw_bw_" sizes[i], "raw", "≥ 0.9×", ">=", 0.9)
+                "raw_bw_back_" sizes[i], "raw 1 to 0", "≥ 0.9×", ">=", 0.9)
         }
         row(pre "_map_cycle_" m, "map(tofrom:) cycle, " m, via, "raw_both_ways_" m,
             "raw both ways", "≤ 1.2×", "<=", 1.2)
@@ -334,11 +337,12 @@ END {
     printf "\n  ]\n}\n" >> json
     # The plot data: size in bytes, raw, then the plugin submit and retrieve
     # via the ABI and via OpenMP.
-    print "# bytes raw abi_submit abi_retrieve omp_submit omp_retrieve" > dat
+    print "# bytes raw raw_back abi_submit abi_retrieve omp_submit omp_retrieve" > dat
     for (i = 0; i < ns; i++) {
         s = sizes[i]; line = size_bytes(s)
-        split("raw_bw_ abi_submit_bw_ abi_retrieve_bw_ omp_submit_bw_ omp_retrieve_bw_", ks, " ")
-        for (j = 1; j <= 5; j++) line = line " " ((ks[j] s) in med ? med[ks[j] s] : "NaN")
+        split("raw_bw_ raw_bw_back_ abi_submit_bw_ abi_retrieve_bw_ omp_submit_bw_ omp_retrieve_bw_",
+              ks, " ")
+        for (j = 1; j <= 6; j++) line = line " " ((ks[j] s) in med ? med[ks[j] s] : "NaN")
         print line >> dat
     }
 }' "$figures"
@@ -360,11 +364,12 @@ set ylabel 'MiB/s'
 set key outside below
 set grid
 set yrange [0:*]
-plot '$out/$name.dat' using 1:2 with linespoints lw 2 title 'raw MPI one-way', \
-     '' using 1:3 with linespoints title 'plugin submit (ABI)', \
-     '' using 1:4 with linespoints title 'plugin retrieve (ABI)', \
-     '' using 1:5 with linespoints dt 2 title 'plugin submit (OpenMP update to)', \
-     '' using 1:6 with linespoints dt 2 title 'plugin retrieve (OpenMP update from)'
+plot '$out/$name.dat' using 1:2 with linespoints lw 2 title 'raw MPI one-way, rank 0 to 1', \
+     '' using 1:3 with linespoints lw 2 title 'raw MPI one-way, rank 1 to 0', \
+     '' using 1:4 with linespoints title 'plugin submit (ABI)', \
+     '' using 1:5 with linespoints title 'plugin retrieve (ABI)', \
+     '' using 1:6 with linespoints dt 2 title 'plugin submit (OpenMP update to)', \
+     '' using 1:7 with linespoints dt 2 title 'plugin retrieve (OpenMP update from)'
 EOF
 elif [ "$mode" = full ]; then
     echo "bench.sh: gnuplot not found (Debian package gnuplot-nox, ci/setup.sh)" >&2
