@@ -26,7 +26,7 @@
  *   threads  the OpenMP threads a region's parallel loop gets on its device
  *                                                          (app_threads_<label>, threads)
  *
- * usage: bench_apps PART|all quick|full LABEL [DEVICES]
+ * usage: bench_apps PART[,PART...]|all quick|full LABEL [DEVICES]
  *   DEVICES: how many devices the parts spread over (default: all, at most
  *   2); the stock plugin reports 4 host "devices", so its runs say 1.
  * A wrong result prints CHECK app_<part>_<label> FAIL and the exit status
@@ -325,13 +325,27 @@ static void threads(void)
     report("threads", "threads", v);
 }
 
+/* How many of the comma-separated names in `list` are `name`, or, with
+ * `name` NULL, how many names `list` has. */
+static int listed(const char *list, const char *name)
+{
+    int hits = 0;
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        hits += !name || (len == strlen(name) && !strncmp(p, name, len));
+        p += len;
+        if (!*p)
+            return hits;
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const char *parts[] = {"fine", "sync4k", "xs", "stencil", "dense", "threads"};
     static void (*const run[])(void) = {fine, sync4k, xs, stencil, dense, threads};
     if (argc < 4 || (strcmp(argv[2], "quick") && strcmp(argv[2], "full"))) {
-        fprintf(stderr, "usage: bench_apps fine|sync4k|xs|stencil|dense|threads|all "
-                        "quick|full LABEL [DEVICES]\n");
+        fprintf(stderr, "usage: bench_apps PART[,PART...]|all quick|full LABEL [DEVICES]\n"
+                        "  PART: fine, sync4k, xs, stencil, dense or threads\n");
         return 2;
     }
     o = bench_options(argv[2]);
@@ -341,9 +355,13 @@ int main(int argc, char **argv)
     if (ndev < 1 || ndev > have)
         die("not that many devices: run it through omptarget-mpirun -n 2 or 3, or without "
             "it on the stock plugin with DEVICES 1");
-    int found = 0;
+    int found = 0, known = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        known += listed(argv[1], parts[i]);
+    if (strcmp(argv[1], "all") && known != listed(argv[1], NULL))
+        die("unknown part");
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
-        if (!strcmp(argv[1], "all") || !strcmp(argv[1], parts[i])) {
+        if (!strcmp(argv[1], "all") || listed(argv[1], parts[i])) {
             /* libomp's threads spin for KMP_BLOCKTIME (200 ms) after a
              * parallel region: each part starts with them asleep, or the
              * part after `fine` shares the cores with 7 spinning threads. */

@@ -9,7 +9,8 @@
 #                  the raw MPI baseline and the two main jobs, whose
 #                  figures are divided by it, run in 3 alternating rounds
 #                  (1 with --quick; BENCH_ROUNDS=N), their figures the
-#                  median of the rounds' medians;
+#                  median of the rounds' medians; so do the application
+#                  kernels on the stock plugin and on this one;
 #                  results in bench/results/<host>-<date>.{md,json,png}
 #   --quick        every measurement once with small sizes (1,000 nowait
 #                  regions): checks that everything builds and runs; results
@@ -154,10 +155,21 @@ job omp-regions-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_omp" reg
 
 # What users offload, against the stock in-process plugin: the same
 # program on libomptarget 14's own x86_64 plugin (no launcher; 1 of its
-# devices) and on this plugin with 1 and 2 devices.
-job apps-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_apps" all "$mode" stock 1
-job apps-ours1 MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_apps" all "$mode" ours1 1
-job apps-ours2 MPIEXEC="$mpiexec" -- "$run" -n 3 "$b/bench_apps" all "$mode" ours2 2
+# devices) and on this plugin with 1 and 2 devices. The fine-grained parts
+# once (they take most of the run); the kernels, divided by the stock
+# plugin's, in alternating rounds as the main jobs are.
+apps_stock() { job "$1" -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_apps" "$2" "$mode" stock 1; }
+apps_ours() { job "$1" MPIEXEC="$mpiexec" -- "$run" -n $(($3 + 1)) "$b/bench_apps" "$2" "$mode" "ours$3" "$3"; }
+apps_stock apps-stock-fine fine,sync4k
+apps_ours apps-ours1-fine fine,sync4k 1
+apps_ours apps-ours2-fine fine,sync4k 2
+r=1
+while [ "$r" -le "$rounds" ]; do
+    apps_stock "apps-stock-$r" xs,stencil,dense,threads
+    apps_ours "apps-ours1-$r" xs,stencil,dense,threads 1
+    apps_ours "apps-ours2-$r" xs,stencil,dense,threads 2
+    r=$((r + 1))
+done
 # The fine-grained parts again beside one competing busy process (a shell
 # loop), on the stock plugin and on ours with 2 devices.
 busy_job() {
