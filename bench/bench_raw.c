@@ -7,8 +7,8 @@
  *                       answers with an empty message once they arrived
  *                       (as a synchronous submit waits for its status), MiB/s
  *   raw_bw_back_<size>  the same from rank 1 to rank 0, the way a retrieve
- *                       goes (MPICH's shared memory is not symmetric here:
- *                       10-15% slower that way at 256 MiB), MiB/s
+ *                       goes (the two directions differ here by 10-20%,
+ *                       not always the same way), MiB/s
  *   raw_both_ways_<size> <size> bytes from rank 0 to 1 and back, ms (the
  *                       bytes a map(tofrom:) cycle moves)
  *
