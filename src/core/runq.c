@@ -1,8 +1,8 @@
 /*
  * runq.c - a worker's two run queues: data events, which the gate runs,
  * and kernel events, which handler threads claim one at a time. Every
- * function takes the node's lock, the gate and the handlers running on
- * different threads, but for a look at a list that is empty (otm__none).
+ * function takes the node's lock (the gate and the handlers run on
+ * different threads), except to find a list empty (otm__none).
  */
 #include "internal.h"
 
