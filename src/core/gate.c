@@ -121,27 +121,10 @@ static int gate_receive(otm_node *node)
 static int run_data(otm_node *node)
 {
     int moved = 0;
-    if (otm__none(&node->ndata))
-        return 0;
-    otm__lock(node);
-    otm_event *ev = node->data_head, *prev = NULL;
-    otm__unlock(node);
-    while (ev) {
+    otm_event *prev = NULL, *next;
+    for (otm_event *ev = otm__runq_data_first(node); ev; ev = next) {
         moved |= otm_event_progress(node, ev);
-        otm__lock(node);
-        otm_event *next = ev->next;
-        if (otm_event_ended(ev)) {
-            if (prev)
-                prev->next = next;
-            else
-                node->data_head = next;
-            if (node->data_tail == ev)
-                node->data_tail = prev;
-            otm__count(&node->ndata, -1);
-        } else {
-            prev = ev;
-        }
-        otm__unlock(node);
+        next = otm__runq_settle_data(node, &prev, ev);
         if (otm_event_ended(ev)) {
             /* Only the EXIT the gate accepted ends the service; a
              * malformed one was answered and changes nothing. */
@@ -150,7 +133,6 @@ static int run_data(otm_node *node)
             otm__event_free(node, ev);
             moved = 1;
         }
-        ev = next;
     }
     return moved;
 }

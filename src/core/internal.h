@@ -225,6 +225,11 @@ int otm__runq_drained(otm_node *node, const otm_event *ev);
  * it back, unlinked when it ended. */
 otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only);
 void otm__runq_settle_kernel(otm_node *node, otm_event *ev);
+/* The first data event (NULL: none); then settle, for each in turn, gives
+ * the one after it and unlinks it when it ended. `*prev` follows the
+ * walk: NULL before the first. Only the gate walks the data queue. */
+otm_event *otm__runq_data_first(otm_node *node);
+otm_event *otm__runq_settle_data(otm_node *node, otm_event **prev, otm_event *ev);
 
 /* ---- origin.c, dest.c: the two halves ----------------------------------------- */
 

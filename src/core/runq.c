@@ -142,6 +142,35 @@ otm_event *otm__runq_claim_kernel(otm_node *node, int ran_only)
     return ev;
 }
 
+otm_event *otm__runq_data_first(otm_node *node)
+{
+    if (otm__none(&node->ndata))
+        return NULL;
+    otm__lock(node);
+    otm_event *ev = node->data_head;
+    otm__unlock(node);
+    return ev;
+}
+
+otm_event *otm__runq_settle_data(otm_node *node, otm_event **prev, otm_event *ev)
+{
+    otm__lock(node);
+    otm_event *next = ev->next;
+    if (otm_event_ended(ev)) {
+        if (*prev)
+            (*prev)->next = next;
+        else
+            node->data_head = next;
+        if (node->data_tail == ev)
+            node->data_tail = *prev;
+        otm__count(&node->ndata, -1);
+    } else {
+        *prev = ev;
+    }
+    otm__unlock(node);
+    return next;
+}
+
 /* Unlinks an ended kernel event, or gives an unfinished one back. */
 void otm__runq_settle_kernel(otm_node *node, otm_event *ev)
 {
