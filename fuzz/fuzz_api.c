@@ -236,7 +236,7 @@ void otm_worker_main(otm_plugin *p)
 void otm_host_end(otm_plugin *p)
 {
     otm_idle idle;
-    if (p->node.life == OTM_LIFE_DONE)
+    if (!otm_host_end_claim(&p->node))
         return;
     otm_idle_init(&idle, &p->settings);
     otm_host_exit_begin(&p->node);
@@ -256,6 +256,13 @@ void otm_host_end_if_faulted(otm_plugin *p)
 {
     if (__atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE))
         die("a region ended the program in a harness without faults");
+}
+
+/* One thread: nobody else ever claims the end, so nobody is refused. */
+void otm_host_end_wait(otm_plugin *p)
+{
+    (void)p;
+    die("a call found the job ended");
 }
 
 void otm_idle_init(otm_idle *idle, const otm_settings *s)

@@ -77,6 +77,7 @@ typedef struct sim_req {
 typedef struct sim_rank {
     uint64_t calls[SIM_FN_COUNT];
     int initialized, finalized, stopped;
+    int frozen;             /* stopped and taking nothing (SIGSTOP) */
     unsigned char *dup_live; /* [k]: the k-th dup is not freed */
     size_t ndups, dup_cap;
     msg_queue arrived;
@@ -617,7 +618,8 @@ uint64_t sim_net_next_release(const sim_net *net)
 
     for (size_t i = 0; i < net->nchans; i++)
         for (const sim_msg *m = net->chans[i].q.head; m; m = m->next)
-            if (m->release > net->now && m->release < next)
+            if (m->release > net->now && m->release < next &&
+                !net->ranks[net->chans[i].key.dst].frozen)
                 next = m->release;
     return next;
 }
@@ -627,7 +629,8 @@ size_t sim_net_ready(const sim_net *net, sim_chan *out, size_t max)
     size_t n = 0;
 
     for (size_t i = 0; i < net->nchans; i++) {
-        if (net->chans[i].q.head->release > net->now)
+        if (net->chans[i].q.head->release > net->now ||
+            net->ranks[net->chans[i].key.dst].frozen)
             continue;
         if (n < max)
             out[n] = net->chans[i].key;
@@ -703,6 +706,12 @@ void sim_net_stop_rank(sim_net *net, int rank)
     for (int r = 0; r < net->cfg.nranks; r++)
         snapshot_from(&net->ranks[r].arrived, rank);
     snapshot_from(&net->probed, rank);
+}
+
+void sim_net_freeze_rank(sim_net *net, int rank)
+{
+    sim_net_stop_rank(net, rank);
+    net->ranks[rank].frozen = 1;
 }
 
 int sim_net_rank_stopped(const sim_net *net, int rank)

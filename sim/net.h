@@ -54,6 +54,10 @@
  * virtual time reaches a given value. sim_net_stop_rank makes a rank dead:
  * messages to it are dropped at delivery (their send requests complete, as
  * if the data had left) and its calls fail with MPI_ERR_OTHER.
+ * sim_net_freeze_rank makes it stopped as a process under SIGSTOP is: as
+ * dead, but messages to it are never delivered, so that a send waiting
+ * for its receiver (rendezvous, or eager completing on delivery) never
+ * completes, as MPICH's to a stopped process does not.
  *
  * Misuse by the code under test (a request tested after it was freed, a
  * buffer too small...) is returned as an MPI error and also counted in
@@ -143,6 +147,8 @@ void sim_net_fail_call(sim_net *net, int rank, sim_fn fn, uint64_t nth);
 void sim_net_delay(sim_net *net, int rank, uint64_t nth_isend,
                    uint64_t until_ns);
 void sim_net_stop_rank(sim_net *net, int rank);
+void sim_net_freeze_rank(sim_net *net, int rank);
+/* 1 for a stopped or frozen rank. */
 int sim_net_rank_stopped(const sim_net *net, int rank);
 
 /* Introspection for invariant checks and determinism. */

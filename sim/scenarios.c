@@ -369,3 +369,263 @@ sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
     scn_close(&s);
     return res;
 }
+
+/* ---- the end of the job from several host threads ---------------------------- */
+
+enum { END_THREADS = 3, END_MAIN = 2 };
+
+typedef enum end_step {
+    T_ENTER,        /* enter the node and issue a region */
+    T_WAIT,         /* progress its queue until it is empty, then leave */
+    T_NOTICE,       /* a region faulted or a worker was lost? claim the end */
+    T_MAIN,         /* main: once the others are done, the program's end */
+    T_FENCE,        /* elected: wait until alone in the node */
+    T_EXIT,         /* the exit protocol, then the host's teardown */
+    T_DONE          /* returned, parked or ended: never touches the node */
+} end_step;
+
+typedef struct end_run end_run;
+
+typedef struct end_thread {
+    end_run *run;
+    int id;
+    otm_queue q;
+    int rank;               /* the worker its regions run on */
+    sim_kernel kernel;
+    int left;               /* regions still to issue */
+    end_step step;
+    int inside;             /* between otm_host_enter and otm_host_leave */
+    otm_status first;       /* the first failure its queue reported */
+} end_thread;
+
+struct end_run {
+    scn s;
+    end_thread t[END_THREADS];
+    int claims;             /* claims that succeeded */
+    int ender;              /* the thread they elected, or -1 */
+    int torn_down;          /* the ender's teardown is done */
+    int settle;             /* no more choices once the exit begins */
+};
+
+static otm_node *end_host(end_thread *t)
+{
+    return sim_world_node(t->run->s.w, 0);
+}
+
+/* What the plugin's region_fault and worker_lost hooks record as the
+ * job's end status: a region faulted, or a worker was lost. */
+static int end_recorded(const end_run *r)
+{
+    const sim_host_seen *seen = sim_world_host_seen(r->s.w);
+    if (seen->faults)
+        return 1;
+    for (int k = 1; k <= SIM_MAX_WORKERS; k++)
+        if (seen->lost[k])
+            return 1;
+    return 0;
+}
+
+/* Every step that touches the node checks that it may. */
+static int end_touch(end_thread *t, const char *what)
+{
+    end_run *r = t->run;
+    if (r->torn_down) {
+        sim_world_violation(r->s.w, "thread %d: %s after the end tore the host's "
+                            "node down", t->id, what);
+        return -1;
+    }
+    if (r->ender >= 0 && r->ender != t->id && r->t[r->ender].step == T_EXIT) {
+        sim_world_violation(r->s.w, "thread %d: %s while thread %d ran the end",
+                            t->id, what, r->ender);
+        return -1;
+    }
+    return 0;
+}
+
+/* A claim may come at any time, also during or after the end: it reads
+ * one word of the node, which the teardown leaves. */
+static int end_claim(end_thread *t)
+{
+    end_run *r = t->run;
+    if (!otm_host_end_claim(end_host(t))) {
+        t->step = T_DONE;       /* lost: the end is another's; parked */
+        return -1;
+    }
+    if (++r->claims > 1) {
+        sim_world_violation(r->s.w, "thread %d claimed the end, which thread %d had "
+                            "claimed: two threads run the end of the job", t->id,
+                            r->ender);
+        return -1;
+    }
+    r->ender = t->id;
+    t->step = T_FENCE;
+    return 1;
+}
+
+/* Knocking is always allowed (it reads two words of the node, which the
+ * teardown leaves); getting in while the end runs or after it is not. */
+static int end_enter(end_thread *t)
+{
+    otm_node *host = end_host(t);
+    uint64_t args[2] = {0, 0};
+    int64_t offsets[2] = {0, 0};
+    if (otm_host_enter(host) != OTM_OK) {
+        t->step = T_DONE;       /* refused: parked, or failed in a normal end */
+        return -1;
+    }
+    t->inside = 1;
+    if (end_touch(t, "entered the node"))
+        return -1;
+    otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = t->rank,
+                 .arg = sim_kernel_addr(t->kernel), .nargs = 2, .args = args,
+                 .offsets = offsets, .teams = 1, .threads = 1};
+    otm_status st = otm_host_enqueue(host, &t->q, &op, NULL);
+    t->left--;
+    if (st != OTM_OK && t->first == OTM_OK)
+        t->first = st;
+    t->step = T_WAIT;
+    return 1;
+}
+
+static int end_wait(end_thread *t)
+{
+    otm_node *host = end_host(t);
+    if (end_touch(t, "progressed its queue"))
+        return -1;
+    int moved = otm_queue_progress(host, &t->q);
+    if (!otm_queue_empty(&t->q))
+        return moved;
+    if (t->first == OTM_OK)
+        t->first = (otm_status)t->q.status;
+    t->q.status = OTM_OK;
+    otm_host_leave(host);
+    t->inside = 0;
+    t->step = T_NOTICE;
+    return 1;
+}
+
+/* The elected thread waits outside the node until nobody is inside; the
+ * world's own record must agree that nobody is. */
+static int end_fence(end_thread *t)
+{
+    end_run *r = t->run;
+    otm_node *host = end_host(t);
+    if (!otm_host_end_alone(host))
+        return 0;
+    for (int i = 0; i < END_THREADS; i++)
+        if (r->t[i].inside) {
+            sim_world_violation(r->s.w, "the end found the node alone while thread %d "
+                                "was inside it", i);
+            return -1;
+        }
+    otm_host_exit_begin(host);
+    if (r->settle)
+        sim_world_settle(r->s.w);
+    t->step = T_EXIT;
+    return 1;
+}
+
+static int end_exit(end_thread *t)
+{
+    otm_node *host = end_host(t);
+    int moved = otm_host_exit_progress(host);
+    if (host->life != OTM_LIFE_DONE)
+        return moved;
+    t->run->torn_down = 1;      /* the plugin frees the node here */
+    t->step = T_DONE;
+    return -1;
+}
+
+/* main: the program's end comes once its threads are done (or parked, or
+ * elected to end the job: then main's claim loses and it parks). */
+static int end_main(end_thread *t)
+{
+    end_run *r = t->run;
+    for (int i = 0; i < END_MAIN; i++)
+        if (r->t[i].step != T_DONE && r->t[i].step != T_FENCE && r->t[i].step != T_EXIT)
+            return 0;
+    return end_claim(t);
+}
+
+static int end_step_fn(sim_world *w, void *ctx)
+{
+    end_thread *t = ctx;
+    (void)w;
+    switch (t->step) {
+    case T_ENTER: return end_enter(t);
+    case T_WAIT: return end_wait(t);
+    case T_NOTICE:
+        if (end_recorded(t->run))
+            return end_claim(t);
+        if (t->left > 0 && t->first == OTM_OK) {
+            t->step = T_ENTER;          /* the program goes on */
+            return 1;
+        }
+        t->step = T_DONE;               /* returned, with or without an error */
+        return -1;
+    case T_MAIN: return end_main(t);
+    case T_FENCE: return end_fence(t);
+    case T_EXIT: return end_exit(t);
+    case T_DONE: return -1;
+    }
+    return -1;
+}
+
+static int end_finished(void *ctx)
+{
+    end_run *r = ctx;
+    return r->torn_down && sim_world_done(r->s.w);
+}
+
+static sim_result end_check(end_run *r)
+{
+    if (r->claims != 1 || r->ender < 0)
+        return fail(&r->s, "the job ended without exactly one claim of its end"),
+               SIM_VIOLATION;
+    /* The fault's reply ends thread 0's wait: it notices before it is done. */
+    if (sim_world_host_seen(r->s.w)->faults && r->ender == END_MAIN)
+        return fail(&r->s, "a region faulted, but the end waited for the program's"),
+               SIM_VIOLATION;
+    return SIM_OK;
+}
+
+sim_result scn_run_end(const sim_config *cfg, const scn_end_plan *plan, sim_trace *trace)
+{
+    end_run *r = calloc(1, sizeof *r);
+    if (!r || scn_open(&r->s, cfg, 1))
+        return free(r), SIM_VIOLATION;
+    r->ender = -1;
+    r->settle = plan->settle;
+    if (plan->arm)
+        plan->arm(r->s.w, plan->arm_ctx);
+    scn_load(&r->s, 0, 1);
+    scn_load(&r->s, 0, 2);
+    sim_result res = sim_world_run_queue(r->s.w, r->s.q[0]);
+    sim_world_mark(r->s.w);
+    otm_node *host = sim_world_node(r->s.w, 0);
+    int threads = plan->main_thread ? END_THREADS : END_MAIN;
+    for (int i = 0; i < threads && res == SIM_OK; i++) {
+        end_thread *t = &r->t[i];
+        *t = (end_thread){.run = r, .id = i, .rank = 1 + i,
+                          .left = i == 1 ? plan->rounds : 1,
+                          .kernel = i ? SIM_K_NOP : SIM_K_FAULT,
+                          .step = i == END_MAIN ? T_MAIN : T_ENTER};
+        otm_queue_init(host, &t->q);
+        if (sim_world_thread(r->s.w, end_step_fn, t))
+            res = SIM_VIOLATION;
+    }
+    if (res == SIM_OK)
+        res = sim_world_run_until(r->s.w, end_finished, r);
+    if (res == SIM_OK)
+        res = end_check(r);
+    for (int i = 0; i < threads; i++)
+        if (r->t[i].run)
+            otm_queue_fini(host, &r->t[i].q);
+    if (res == SIM_OK)
+        res = sim_world_teardown(r->s.w);
+    if (trace)
+        sim_world_take_trace(r->s.w, trace);
+    scn_close(&r->s);
+    free(r);
+    return res;
+}

@@ -97,4 +97,40 @@ void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
 sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
                         sim_trace *trace);
 
+/*
+ * The end of the job from several host threads, as the plugin's entry
+ * points meet it (otm/node.h, "the end of the job"). Two program threads,
+ * each a sim_world_thread with a queue of its own: thread 0 runs a region
+ * that faults (SIM_K_FAULT) on worker 1; thread 1 runs `rounds` regions
+ * (SIM_K_NOP) on worker 2, one at a time, as a program that goes on until
+ * it meets the end. Each does what an entry point does: otm_host_enter,
+ * enqueue, progress its queue until it is empty, otm_host_leave; then,
+ * when a region faulted or a worker was lost (the host's hooks recorded
+ * it), it claims the end. The thread elected waits until it is alone in
+ * the node, runs the exit protocol and tears the host down; a thread that
+ * loses the claim, or is refused at otm_host_enter, parks for good (the
+ * plugin's end ends the process under it). A third, the program's main,
+ * claims the end once the other two are done or parked (the last
+ * unregister_lib), and parks when it loses.
+ *
+ * The oracle, checked at every step of every thread and after the run:
+ * at most one claim succeeds, and one did when the job ended; no thread is
+ * inside while the end runs; no thread touches the node after the end tore
+ * it down; the job ends (host and workers); every operation of thread 1
+ * that ended has a status. Plus the world's own invariants and teardown.
+ * Returns SIM_OK or the failure, and moves the trace into *trace (may be
+ * NULL).
+ */
+typedef void (*scn_arm_fn)(sim_world *w, void *ctx);
+typedef struct scn_end_plan {
+    int rounds;             /* regions thread 1 issues, at least 1 */
+    int main_thread;        /* 1: main is there (0: a region always
+                             * faults, and one of the two ends the job) */
+    int settle;             /* 1: the run's choices stop where the exit
+                             * protocol begins (sim_world_settle) */
+    scn_arm_fn arm;         /* NULL, or called before anything runs */
+    void *arm_ctx;
+} scn_end_plan;
+sim_result scn_run_end(const sim_config *cfg, const scn_end_plan *plan, sim_trace *trace);
+
 #endif

@@ -15,7 +15,7 @@
 #define MAX_ACTORS (SIM_MAX_QUEUES + 1 + 2 * SIM_MAX_WORKERS)
 #define MAX_CHOICES (MAX_ACTORS + 256)
 
-typedef enum actor_kind { A_QUEUE, A_EXIT, A_GATE, A_HANDLER } actor_kind;
+typedef enum actor_kind { A_QUEUE, A_EXIT, A_GATE, A_HANDLER, A_THREAD } actor_kind;
 
 /* A choice the scheduler can make: run an actor or deliver on a channel. */
 typedef struct sim_move {
@@ -28,6 +28,9 @@ typedef struct actor {
     actor_kind kind;
     int rank;
     otm_queue *queue;
+    sim_thread_fn step;     /* A_THREAD: the test's host thread */
+    void *ctx;
+    int finished;           /* A_THREAD: its step returned -1 */
     int idle;               /* ran without moving; wakes on news */
 } actor;
 
@@ -68,6 +71,8 @@ struct sim_world {
     rank_ctx ctx[SIM_MAX_WORKERS + 1];
     otm_queue queues[SIM_MAX_QUEUES];
     int nqueues;
+    int nthreads;           /* A_THREAD actors; with nqueues, at most
+                             * SIM_MAX_QUEUES */
     actor actors[MAX_ACTORS];
     int nactors;
     int running;            /* actor being run, or -1 */
@@ -78,6 +83,7 @@ struct sim_world {
     uint16_t *taken, *options;
     size_t ntrace, trace_cap;
     size_t mark;                    /* trace index where set-up ended */
+    int settled;                    /* sim_world_settle: no more branches */
     uint16_t *env_replay;           /* OTM_SIM_CHOICES, parsed */
     sim_move sleep[MAX_CHOICES];    /* sleep set of the partial-order reduction */
     size_t nsleep;
@@ -194,11 +200,20 @@ static void host_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fa
     rc->w->seen.last_signo = f->signo;
 }
 
-static void host_worker_lost(void *ctx, int rank)
+static void host_worker_lost(void *ctx, int rank, otm_status why)
 {
     rank_ctx *rc = ctx;
+    (void)why;
     if (rank >= 1 && rank <= SIM_MAX_WORKERS)
         rc->w->seen.lost[rank]++;
+}
+
+static void host_region_timeout(void *ctx, int rank, uint64_t kernel)
+{
+    rank_ctx *rc = ctx;
+    (void)kernel;
+    if (rank >= 1 && rank <= SIM_MAX_WORKERS)
+        rc->w->seen.timeouts[rank]++;
 }
 
 const sim_host_seen *sim_world_host_seen(const sim_world *w)
@@ -427,7 +442,7 @@ static otm_hooks hooks_for(rank_ctx *rc)
         .lock = h_lock, .unlock = h_unlock,
         .idle = h_idle, .progress = h_progress, .ctx = rc,
         .region_output = host_output, .region_fault = host_fault,
-        .worker_lost = host_worker_lost,
+        .worker_lost = host_worker_lost, .region_timeout = host_region_timeout,
         .device = {.load_image = dev_load, .unload_image = dev_unload,
                    .run_kernel = dev_run, .output_pending = dev_pending,
                    .output_take = dev_take, .ctx = rc},
@@ -580,13 +595,23 @@ uint64_t sim_world_leaked_allocs(const sim_world *w, int rank)
 
 otm_queue *sim_world_queue(sim_world *w)
 {
-    if (w->nqueues == SIM_MAX_QUEUES)
+    if (w->nqueues + w->nthreads == SIM_MAX_QUEUES)
         return NULL;
     otm_queue *q = &w->queues[w->nqueues++];
     sim_net_set_rank(w->net, 0);
     otm_queue_init(w->nodes[0], q);
     add_actor(w, A_QUEUE, 0, q);
     return q;
+}
+
+int sim_world_thread(sim_world *w, sim_thread_fn step, void *ctx)
+{
+    if (w->nqueues + w->nthreads == SIM_MAX_QUEUES)
+        return -1;
+    w->nthreads++;
+    w->actors[w->nactors++] = (actor){.kind = A_THREAD, .rank = 0, .step = step,
+                                      .ctx = ctx};
+    return 0;
 }
 
 uint64_t sim_world_wrapped_calls(const sim_world *w)
@@ -623,6 +648,11 @@ void sim_world_delay(sim_world *w, int rank, uint64_t nth_isend, uint64_t ns)
 void sim_world_stop_rank(sim_world *w, int rank)
 {
     sim_net_stop_rank(w->net, rank);
+}
+
+void sim_world_freeze_rank(sim_world *w, int rank)
+{
+    sim_net_freeze_rank(w->net, rank);
 }
 
 static void wake_rank(sim_world *w, int rank)
@@ -761,6 +791,12 @@ void sim_world_mark(sim_world *w)
     w->mark = w->ntrace;
 }
 
+void sim_world_settle(sim_world *w)
+{
+    w->settled = 1;
+    w->nsleep = 0;
+}
+
 void sim_world_take_trace(sim_world *w, sim_trace *out)
 {
     out->from = w->mark;
@@ -823,7 +859,11 @@ static int runnable(const sim_world *w, const actor *a)
         return 0;
     switch (a->kind) {
     case A_QUEUE: return !otm_queue_empty(a->queue);
-    case A_EXIT: return n->life == OTM_LIFE_EXITING && queues_empty(w);
+    /* The world's own end (sim_world_run), unless a thread claimed the
+     * end: then that thread runs the exit, as the plugin's does. */
+    case A_EXIT:
+        return n->life == OTM_LIFE_EXITING && queues_empty(w) && !n->end_claimed;
+    case A_THREAD: return !a->finished;
     case A_GATE: return n->life != OTM_LIFE_DONE || n->data_head != NULL;
     case A_HANDLER: return n->kern_head != NULL && !kernel_sleeping(w, a->rank);
     }
@@ -842,6 +882,11 @@ static int run_actor(sim_world *w, int i)
     case A_EXIT: moved = otm_host_exit_progress(n); break;
     case A_GATE: moved = otm_gate_poll_once(n) | otm_handler_reply_once(n); break;
     case A_HANDLER: moved = otm_handler_run_once(n); break;
+    case A_THREAD:
+        moved = a->step(w, a->ctx);
+        a->finished = moved < 0;
+        moved = moved != 0;
+        break;
     }
     w->running = prev;
     if (prev >= 0)
@@ -864,18 +909,31 @@ static void mix(sim_world *w, uint64_t v)
 
 /* ---- invariants ---------------------------------------------------------------- */
 
-static int violation(sim_world *w, const char *fmt, ...)
+static void violation_v(sim_world *w, const char *fmt, va_list ap)
 {
-    va_list ap;
     if (!w->cfg.quiet) {
         fprintf(stderr, "sim: invariant violated at step %" PRIu64 ": ", w->steps);
-        va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
-        va_end(ap);
         fputc('\n', stderr);
     }
     w->failed = SIM_VIOLATION;
+}
+
+static int violation(sim_world *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    violation_v(w, fmt, ap);
+    va_end(ap);
     return -1;
+}
+
+void sim_world_violation(sim_world *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    violation_v(w, fmt, ap);
+    va_end(ap);
 }
 
 /* The host's event tags are unique per communicator whatever the peer;
@@ -1078,7 +1136,7 @@ static int step(sim_world *w, int skip_rank)
     size_t n = gather(w, skip_rank, opts);
     if (n == 0)
         return 0;
-    long c = w->cfg.por ? pick_reduced(w, opts, n) : (long)choose(w, n);
+    long c = w->settled ? 0 : w->cfg.por ? pick_reduced(w, opts, n) : (long)choose(w, n);
     if (c < 0) {
         w->failed = SIM_PRUNED;
         return 1;
@@ -1253,6 +1311,11 @@ static int job_done_cb(void *w)
     return job_done(w);
 }
 
+int sim_world_done(const sim_world *w)
+{
+    return job_done(w);
+}
+
 sim_result sim_world_run(sim_world *w)
 {
     sim_net_set_rank(w->net, 0);
@@ -1354,6 +1417,7 @@ int sim_world_rearm(sim_world *w, const sim_config *cfg)
     w->hash = 0xcbf29ce484222325ull;
     w->ntrace = 0;
     w->mark = 0;
+    w->settled = 0;
     w->nsleep = 0;
     w->failed = 0;
     w->running = -1;

@@ -126,6 +126,7 @@ typedef struct sim_host_seen {
     uint64_t out_wrong;             /* stdout bytes not the pattern */
     int faults, last_signo;
     int lost[SIM_MAX_WORKERS + 1];  /* worker_lost calls, per rank */
+    int timeouts[SIM_MAX_WORKERS + 1];  /* region_timeout calls, per rank */
 } sim_host_seen;
 const sim_host_seen *sim_world_host_seen(const sim_world *w);
 /* LOADs the worker accepted and UNLOADs it served, per rank. */
@@ -140,8 +141,19 @@ sim_world *sim_world_create(const sim_config *cfg);
 void sim_world_destroy(sim_world *w);
 
 otm_node *sim_world_node(sim_world *w, int rank);
-/* A new host queue (a host thread); at most SIM_MAX_QUEUES. */
+/* A new host queue (a host thread); at most SIM_MAX_QUEUES, threads below
+ * included. */
 otm_queue *sim_world_queue(sim_world *w);
+/* A host thread of the test's own: an actor of rank 0 whose every turn is
+ * one call of step(w, ctx), which returns 1 when it moved, 0 when it did
+ * not (the actor then sleeps until something happens, as every actor
+ * does) and -1 when the thread is done (never offered again). For host
+ * programs whose threads do more than progress one queue: the end of the
+ * job from several threads (sim/scenarios.h, scn_run_end). A thread that
+ * claims the end runs the exit protocol itself: the world's exit driver
+ * then stands aside. -1 when SIM_MAX_QUEUES threads and queues exist. */
+typedef int (*sim_thread_fn)(sim_world *w, void *ctx);
+int sim_world_thread(sim_world *w, sim_thread_fn step, void *ctx);
 /* The worker's global (for checks). */
 uint8_t *sim_world_global(sim_world *w, int rank);
 
@@ -154,6 +166,8 @@ void sim_world_fail_call(sim_world *w, int rank, sim_fn fn, uint64_t nth);
 void sim_world_fail_alloc(sim_world *w, int rank, uint64_t nth);
 void sim_world_delay(sim_world *w, int rank, uint64_t nth_isend, uint64_t ns);
 void sim_world_stop_rank(sim_world *w, int rank);
+/* Stopped as by SIGSTOP: nothing reaches it (sim_net_freeze_rank). */
+void sim_world_freeze_rank(sim_world *w, int rank);
 void sim_world_advance(sim_world *w, uint64_t ns);
 
 /* Runs until the host's exit protocol and every live worker are done (the
@@ -165,6 +179,17 @@ sim_result sim_world_run(sim_world *w);
  * without starting the host's exit protocol. Returns SIM_OK or the failure
  * (deadlock when nothing can move and done is still false). */
 sim_result sim_world_run_until(sim_world *w, int (*done)(void *ctx), void *ctx);
+
+/* 1 when the job is done: the host's exit protocol ended, and every live
+ * worker finished (or, when the host gave up on some, was left to the
+ * launcher), as sim_world_run waits for. */
+int sim_world_done(const sim_world *w);
+
+/* Records a violation of an oracle of the test's own (a scenario's), as
+ * the world's invariants do: printed with the step (unless quiet), and
+ * the run's result becomes SIM_VIOLATION, with its replay line. */
+void sim_world_violation(sim_world *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Runs the world until host queue q is empty (for host programs in phases:
  * the next operation needs the result of the previous). The host's exit
@@ -241,6 +266,14 @@ typedef struct sim_trace {
  * the choices made after the mark (the set-up follows its first schedule),
  * so an exhaustive test spends its budget on the event under test. */
 void sim_world_mark(sim_world *w);
+
+/* Ends the part of the run that is a choice: from here on every step
+ * takes the first thing that can move, records nothing and prunes
+ * nothing, so the explorer enumerates only the choices between the mark
+ * and this point (a scenario whose tail is another test's: the end of the
+ * job from several threads explores up to the exit protocol, whose own
+ * schedules test_exit explores). Replays follow the same tail. */
+void sim_world_settle(sim_world *w);
 
 /* Moves the run's trace into *out (free it with sim_trace_free). */
 void sim_world_take_trace(sim_world *w, sim_trace *out);

@@ -30,6 +30,9 @@ foreach(t IN LISTS _sim_tests)
 endforeach()
 set_tests_properties(valgrind_test_events PROPERTIES TIMEOUT 1800
   ENVIRONMENT "OTM_SIM_SEEDS=100;OTM_SIM_EXPLORE_MAX=10000")
-# test_liveness's enumeration (156,310 schedules natively) likewise.
+# test_liveness's enumeration (156,310 schedules natively) likewise, and
+# test_end's (170,368 schedules, then 2,000 seeds).
 set_tests_properties(valgrind_test_liveness PROPERTIES
   ENVIRONMENT "OTM_SIM_EXPLORE_MAX=10000")
+set_tests_properties(valgrind_test_end PROPERTIES
+  ENVIRONMENT "OTM_SIM_EXPLORE_MAX=10000;OTM_SIM_SEEDS=200")

@@ -123,11 +123,22 @@ typedef struct otm_hooks {
                           size_t len);
     void (*region_fault)(void *ctx, int rank, uint64_t kernel,
                          const otm_region_fault *fault);
-    /* Host: worker `rank` did not answer a liveness probe while a kernel
-     * ran on it (src/core/liveness.c); from now on every event to it fails
-     * at once with OTM_ERR_UNRESPONSIVE, EXIT too. Called once per worker,
-     * on the thread that found it, with no core lock held. NULL: none. */
-    void (*worker_lost)(void *ctx, int rank);
+    /* Host: worker `rank` stopped answering (src/core/liveness.c): `why`
+     * is OTM_ERR_UNRESPONSIVE when it did not answer a liveness probe
+     * while a kernel ran on it, OTM_ERR_TIMEOUT when an operation with it
+     * (a transfer, an allocation...) made no progress for timeout_ns. From
+     * now on every event to it fails at once with OTM_ERR_UNRESPONSIVE,
+     * EXIT too. Called once per worker, on the thread that found it, with
+     * no core lock held. NULL: none. */
+    void (*worker_lost)(void *ctx, int rank, otm_status why);
+    /* Host: a region on worker `rank` ran longer than kernel_timeout_ns
+     * (the EXECUTE of `kernel`, or 0 for an UNLOAD that waited for
+     * kernels); the event failed with OTM_ERR_KERNEL_TIMEOUT. The worker
+     * still runs the region and cannot hear EXIT, so it is lost for the
+     * node as after worker_lost (which is not called for it). Once per
+     * event, on the thread that found it, with no core lock held. NULL:
+     * none. */
+    void (*region_timeout)(void *ctx, int rank, uint64_t kernel);
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;
@@ -183,6 +194,9 @@ struct otm_node {
     uint8_t *lost;                  /* by rank: workers that stopped answering
                                      * a probe; events to them fail at once */
     int exit_failures;              /* workers that did not acknowledge */
+    int end_claimed;                /* otm_host_end_claim succeeded (atomic) */
+    int inside;                     /* host threads between otm_host_enter
+                                     * and otm_host_leave (atomic) */
     /* worker */
     otm_event *data_head, *data_tail;   /* run by the gate */
     otm_event *kern_head, *kern_tail;   /* run by the handler */
@@ -254,6 +268,37 @@ void otm_event_unref(otm_node *node, otm_event *ev);
 void otm_host_exit_begin(otm_node *node);
 int otm_host_exit_progress(otm_node *node);
 
+/* ---- the end of the job, among the host's threads ---------------------- */
+/*
+ * Several host threads may find at once that the job must end (a region
+ * faulted, a worker was lost, the program ends), and any of them may
+ * still be progressing queues or holding events when another does. The end
+ * (the exit protocol, then the node's teardown) must run once, and alone:
+ *   - a host thread is inside the node from otm_host_enter to
+ *     otm_host_leave, around everything it does with the node, its queues
+ *     and its events (enqueue, progress, wait, take or drop a reference);
+ *   - otm_host_end_claim elects the one thread that runs the end;
+ *   - that thread waits (outside the node) until otm_host_end_alone, then
+ *     runs the exit protocol and tears the node down;
+ *   - from the claim on, otm_host_enter refuses: the other threads finish
+ *     what they are inside of (every wait ends, by a reply or a timeout)
+ *     and never touch the node again.
+ * All four are atomic and lock-free (the lock hook is not taken): any
+ * thread may call them at any time, also from the hooks' callers.
+ */
+
+/* OTM_OK: the caller is inside until its otm_host_leave. OTM_ERR_SHUTDOWN
+ * once the end is claimed: the caller is not inside and must not touch the
+ * node, its queues or its events again. */
+otm_status otm_host_enter(otm_node *node);
+void otm_host_leave(otm_node *node);
+/* 1 for exactly one caller in the node's life, the first; 0 for every
+ * other. The caller it elects runs the end, from outside the node. */
+int otm_host_end_claim(otm_node *node);
+/* 1 once the end is claimed and no host thread is inside: the claimant
+ * may run the exit protocol (otm_host_exit_begin...). */
+int otm_host_end_alone(const otm_node *node);
+
 /* ---- worker -------------------------------------------------------------- */
 
 /* Receives and dispatches at most one notification, then progresses every
@@ -271,6 +316,11 @@ int otm_node_kernels_waiting(otm_node *node);
 /* 1 when, of those, one has not run its kernel yet: a handler started now
  * would run program code. The others only move their reply and output. */
 int otm_node_kernels_to_run(otm_node *node);
+
+/* The kernel (its device address, never 0: the gate admits only kernels
+ * of the table) that a handler started now would run first, or 0 when no
+ * kernel event is there to run: otm_node_kernels_to_run, naming which. */
+uint64_t otm_node_kernel_next(otm_node *node);
 
 /* Claims the first kernel event no other handler holds and progresses it
  * once (the first step runs the kernel, which may take long); frees it if

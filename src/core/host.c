@@ -1,6 +1,7 @@
 /*
  * host.c - the host's queues (FIFOs of events run in order, one per
- * __tgt_async_info) and the exit protocol that ends the job.
+ * __tgt_async_info), the exit protocol that ends the job, and the election
+ * of the one host thread that runs it.
  */
 #include <string.h>
 
@@ -229,4 +230,35 @@ int otm_host_exit_progress(otm_node *node)
     node->exit_events = NULL;
     node->life = OTM_LIFE_DONE;
     return 1;
+}
+
+/* The election is a Dekker pair: a thread entering adds itself, then
+ * looks for a claim; the claimant claims, then counts who is inside. In
+ * one total order (sequentially consistent) either the claimant sees the
+ * entering thread, or the entering thread sees the claim and backs out. */
+otm_status otm_host_enter(otm_node *node)
+{
+    __atomic_add_fetch(&node->inside, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&node->end_claimed, __ATOMIC_SEQ_CST))
+        return OTM_OK;
+    __atomic_sub_fetch(&node->inside, 1, __ATOMIC_SEQ_CST);
+    return OTM_ERR_SHUTDOWN;
+}
+
+void otm_host_leave(otm_node *node)
+{
+    __atomic_sub_fetch(&node->inside, 1, __ATOMIC_SEQ_CST);
+}
+
+int otm_host_end_claim(otm_node *node)
+{
+    int none = 0;
+    return __atomic_compare_exchange_n(&node->end_claimed, &none, 1, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
+int otm_host_end_alone(const otm_node *node)
+{
+    return __atomic_load_n(&node->end_claimed, __ATOMIC_SEQ_CST) &&
+           __atomic_load_n(&node->inside, __ATOMIC_SEQ_CST) == 0;
 }

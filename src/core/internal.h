@@ -241,6 +241,17 @@ static inline int otm__waits_for_kernel(const otm_event *ev)
            ev->side == OTM_ORIGIN && ev->step == OTM_AT_REPLY;
 }
 
+/* A host event to one worker, past its start: its progress is that
+ * worker's. (A tag that never came says nothing of the worker; an
+ * EXCHANGE waits for two; a probe's, the exit's and a SYNC's silence have
+ * meanings of their own.) */
+static inline int otm__waits_for_worker(const otm_event *ev)
+{
+    return ev->side == OTM_ORIGIN && ev->state != OTM_CREATED &&
+           ev->kind != OTM_KIND_EXCHANGE && ev->kind != OTM_KIND_PING &&
+           ev->kind != OTM_KIND_EXIT && ev->kind != OTM_KIND_SYNC;
+}
+
 /* 1 when the worker of `rank` stopped answering a liveness probe: lost for
  * good (liveness.c marks it, the origin's start reads it). */
 static inline int otm__worker_lost(otm_node *node, int rank)
@@ -297,6 +308,15 @@ static inline uint64_t otm__probe_period(const otm_node *node)
  * got no answer, else notes the answer; returns 1. */
 int otm__probe_begin(otm_node *node, otm_event *ev);
 int otm__probe_settle(otm_node *node, otm_event *ev);
+/* `ev` just failed waiting for its kernel longer than KERNEL_TIMEOUT: its
+ * worker, inside the region still, is lost for the node, and the
+ * region_timeout hook hears of it. */
+void otm__overran(otm_node *node, const otm_event *ev);
+/* `ev`, which waited for its worker (otm__waits_for_worker) with no
+ * progress for a timeout, just failed with OTM_ERR_TIMEOUT: the worker is
+ * lost (the worker_lost hook hears of it), and the event's cancellation
+ * detaches its sends at once rather than after another timeout. */
+void otm__silent(otm_node *node, otm_event *ev);
 /* The orphans: take one off the list (NULL: none), return it after a
  * progress (freed when it ended: returns 1), and whether any is live. */
 otm_event *otm__orphan_take(otm_node *node);

@@ -90,15 +90,33 @@ int otm__probe_begin(otm_node *node, otm_event *ev)
 
 /* The worker is lost for the node: events to it fail at once from now on
  * (origin.c), so that neither the program's next calls nor the exit wait a
- * timeout each for it. */
-static void lose(otm_node *node, int rank)
+ * timeout each for it. Returns 1 the first time. */
+static int lose(otm_node *node, int rank)
 {
     otm__lock(node);
     int first = !node->lost[rank];
     node->lost[rank] = 1;
     otm__unlock(node);
-    if (first && node->hooks.worker_lost)
-        node->hooks.worker_lost(node->hooks.ctx, rank);
+    return first;
+}
+
+void otm__silent(otm_node *node, otm_event *ev)
+{
+    if (!node->lost)
+        return;
+    /* The worker has been silent for a timeout already: waiting another
+     * for the sends it will never take only delays the end. */
+    ev->last_move = otm__now(node) - node->cfg.timeout_ns;
+    if (lose(node, ev->rank) && node->hooks.worker_lost)
+        node->hooks.worker_lost(node->hooks.ctx, ev->rank, OTM_ERR_TIMEOUT);
+}
+
+void otm__overran(otm_node *node, const otm_event *ev)
+{
+    lose(node, ev->rank);
+    if (node->hooks.region_timeout)
+        node->hooks.region_timeout(node->hooks.ctx, ev->rank,
+                                   ev->kind == OTM_KIND_EXECUTE ? ev->p.execute.kernel : 0);
 }
 
 /* An answer of any kind, a refusal too, came from a live worker; silence,
@@ -114,7 +132,8 @@ int otm__probe_settle(otm_node *node, otm_event *ev)
                  "%llu ms while event %llu waited for its kernel", ev->rank,
                  (unsigned long long)(otm__probe_period(node) / 1000000),
                  (unsigned long long)ev->id);
-        lose(node, ev->rank);
+        if (lose(node, ev->rank) && node->hooks.worker_lost)
+            node->hooks.worker_lost(node->hooks.ctx, ev->rank, OTM_ERR_UNRESPONSIVE);
         return otm__event_fail(node, ev, OTM_ERR_UNRESPONSIVE);
     }
     ev->alive_at = otm__now(node);

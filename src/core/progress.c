@@ -96,8 +96,13 @@ static int progress_event(otm_node *node, otm_event *ev)
             run_steps(node, ev);        /* its probe failed it: unresponsive */
         return probed;
     }
-    otm__event_fail(node, ev, otm__waits_for_kernel(ev) ? OTM_ERR_KERNEL_TIMEOUT
-                                                        : OTM_ERR_TIMEOUT);
+    int overran = otm__waits_for_kernel(ev);
+    int silent = !overran && otm__waits_for_worker(ev);
+    otm__event_fail(node, ev, overran ? OTM_ERR_KERNEL_TIMEOUT : OTM_ERR_TIMEOUT);
+    if (overran)
+        otm__overran(node, ev);
+    if (silent)
+        otm__silent(node, ev);
     run_steps(node, ev);
     live_step(node, ev);                /* failed: its probe goes on alone */
     return 1;

@@ -74,16 +74,22 @@ int otm_node_kernels_waiting(otm_node *node)
     return waiting;
 }
 
-int otm_node_kernels_to_run(otm_node *node)
+uint64_t otm_node_kernel_next(otm_node *node)
 {
     if (otm__none(&node->nkern))
         return 0;
     otm__lock(node);
-    int to_run = 0;
-    for (otm_event *ev = node->kern_head; ev && !to_run; ev = ev->next)
-        to_run = !ev->claimed && !ran(ev) && !held(node, ev);
+    uint64_t kernel = 0;
+    for (otm_event *ev = node->kern_head; ev && !kernel; ev = ev->next)
+        if (!ev->claimed && !ran(ev) && !held(node, ev))
+            kernel = ev->p.execute.kernel;
     otm__unlock(node);
-    return to_run;
+    return kernel;
+}
+
+int otm_node_kernels_to_run(otm_node *node)
+{
+    return otm_node_kernel_next(node) != 0;
 }
 
 int otm__runq_drained(otm_node *node, const otm_event *ev)

@@ -161,6 +161,46 @@ static void test_worker_stopped_mid_region(void **state)
     }
 }
 
+/* The worker stops in the middle of a transfer (a SUBMIT of 16
+ * fragments, some of them received): the transfer makes no progress for a
+ * timeout and fails with OTM_ERR_TIMEOUT, the worker is lost (the hook
+ * hears why), and the event ends then: within 1.5 timeouts of the stop,
+ * not after another timeout for the sends the worker will never take. */
+static int transfer_under_way(void *ctx)
+{
+    scn *s = ctx;
+    const otm_event *ev = sim_world_node(s->w, 1)->data_head;
+    return ev && ev->kind == OTM_KIND_SUBMIT && ev->moved >= 4;
+}
+
+static void test_worker_stopped_mid_transfer(void **state)
+{
+    (void)state;
+    static uint8_t data[SIM_GLOBAL_SIZE];
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        sim_config cfg = config(seed);
+        scn s;
+        assert_int_equal(scn_open(&s, &cfg, 1), 0);
+        s.keep = 1;
+        scn_load(&s, 0, 1);
+        assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+        scn_submit(&s, 0, 1, scn_global(&s, 1), data, sizeof data);
+        otm_event *ev = s.ev[s.nev - 1];
+        assert_int_equal(sim_world_run_until(s.w, transfer_under_way, &s), SIM_OK);
+        uint64_t stop = sim_world_time(s.w);
+        sim_world_freeze_rank(s.w, 1);
+        assert_int_equal(sim_world_run_queue(s.w, s.q[0]), SIM_OK);
+        assert_int_equal(ev->status, OTM_ERR_TIMEOUT);
+        assert_true(sim_world_time(s.w) - stop <= TIMEOUT + TIMEOUT / 2);
+        assert_int_equal(sim_world_host_seen(s.w)->lost[1], 1);
+        s.q[0]->status = OTM_OK;
+        assert_int_equal(sim_world_run(s.w), SIM_OK);
+        assert_int_equal(sim_world_node(s.w, 0)->exit_failures, 1);
+        scn_drop_refs(&s);
+        scn_close(&s);
+    }
+}
+
 /* The answer to a probe is late: by less than the probe's wait, the
  * worker counts as alive; by more, as unresponsive (the region fails
  * though the worker lives: what a probe cannot tell from a stopped one). */
@@ -218,7 +258,9 @@ static void test_lost_probe_answer(void **state)
 }
 
 /* KERNEL_TIMEOUT bounds the region's length although every probe is
- * answered: the region fails with OTM_ERR_KERNEL_TIMEOUT, not before. */
+ * answered: the region fails with OTM_ERR_KERNEL_TIMEOUT, not before; the
+ * worker, still in the region, is lost (the region_timeout hook says so,
+ * worker_lost does not) and the exit does not wait a timeout for it. */
 static void test_kernel_timeout_bounds_length(void **state)
 {
     (void)state;
@@ -234,8 +276,15 @@ static void test_kernel_timeout_bounds_length(void **state)
         uint64_t took = sim_world_time(s.w) - t0;
         assert_true(took >= 5 * TIMEOUT && took <= 6 * TIMEOUT);
         assert_true(pings_served(&s) >= 5);
+        assert_int_equal(sim_world_host_seen(s.w)->timeouts[1], 1);
+        assert_int_equal(sim_world_host_seen(s.w)->lost[1], 0);
         s.q[0]->status = OTM_OK;
-        exit_in_region(&s);
+        t0 = sim_world_time(s.w);
+        assert_int_equal(sim_world_run(s.w), SIM_OK);
+        assert_int_equal(sim_world_node(s.w, 0)->exit_failures, 1);
+        assert_true(sim_world_time(s.w) - t0 < TIMEOUT);
+        scn_drop_refs(&s);
+        scn_close(&s);
     }
 }
 
@@ -323,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_late_probe_answer),
         cmocka_unit_test(test_lost_probe_answer),
         cmocka_unit_test(test_kernel_timeout_bounds_length),
+        cmocka_unit_test(test_worker_stopped_mid_transfer),
         cmocka_unit_test(test_no_timeout_no_probes),
         cmocka_unit_test(test_probe_exhaustive),
     };

@@ -7,7 +7,10 @@
  * livelock), every host operation ended FINISHED or FAILED with a status,
  * and the teardown finds no request, communicator or buffer left behind.
  * After the faulty job, a second, fault-free job on a fresh world must
- * pass completely: the healing phase.
+ * pass completely: the healing phase. The same for the end of the job
+ * from several host threads (scn_run_end: a region faults while another
+ * thread's regions run): whatever the faults, one thread runs the end,
+ * alone, and nothing touches the node after it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,6 +90,49 @@ static sim_result job(uint64_t seed, uint64_t *count, int *failed_ops)
     return res;
 }
 
+typedef struct armed {
+    uint64_t seed, *count;
+} armed;
+
+static void arm_end(sim_world *w, void *ctx)
+{
+    armed *a = ctx;
+    arm_faults(w, a->seed, a->count);
+}
+
+/* The end of the job from several threads, with the faults of `seed`
+ * (count not NULL) or without. */
+static sim_result job_end(uint64_t seed, uint64_t *count)
+{
+    sim_config cfg = scn_fault_config(seed);
+    cfg.quiet = 1;
+    armed a = {seed, count};
+    scn_end_plan plan = {.rounds = 2, .main_thread = 1, .arm = count ? arm_end : NULL,
+                         .arm_ctx = &a};
+    return scn_run_end(&cfg, &plan, NULL);
+}
+
+static void test_sweep_end(void **state)
+{
+    (void)state;
+    uint64_t count[F_KINDS] = {0};
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        sim_result r = job_end(seed, count);
+        if (r != SIM_OK)
+            fail_msg("seed %llu: the end from several threads, with faults, ended with "
+                     "result %d (replay: this test with the seed)",
+                     (unsigned long long)seed, r);
+        r = job_end(seed, NULL);
+        if (r != SIM_OK)
+            fail_msg("seed %llu: the fault-free end from several threads after it "
+                     "failed (%d)", (unsigned long long)seed, r);
+    }
+    print_message("%d seeds of the end from several threads, each with faults then "
+                  "without; faults injected:\n", SEEDS);
+    for (int k = 0; k < F_KINDS; k++)
+        print_message("  %-18s %llu\n", fault_names[k], (unsigned long long)count[k]);
+}
+
 static void test_sweep(void **state)
 {
     (void)state;
@@ -116,6 +162,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_sweep_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
