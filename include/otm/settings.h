@@ -44,6 +44,7 @@ typedef struct otm_settings {
     int pool;               /* reuse device allocations (0/1) */
     uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
     int forward_output;     /* regions' stdout/stderr go to the host (0/1) */
+    int stderr_to_stdout;   /* rank 0's stderr is its stdout (0/1) */
     int info;               /* print the device map at start and the
                              * per-device counters at exit (0/1) */
     size_t trace_len;       /* length of `trace`; 0: no trace */
@@ -54,6 +55,17 @@ typedef struct otm_settings {
                              * NUL-terminated */
 } otm_settings;
 
+/* Whose value of a setting counts. Each rank reads its own environment,
+ * and a launcher may give ranks different ones (mpiexec's per-rank -env, a
+ * node's shell start-up file). */
+typedef enum otm_setting_scope {
+    OTM_SCOPE_JOB = 0,      /* every rank's: they must agree, or the job is
+                             * refused at start-up (otm_settings_judge) */
+    OTM_SCOPE_RANK,         /* each rank's own, for itself */
+    OTM_SCOPE_HOST          /* rank 0's alone (it travels in the
+                             * protocol, or only the host uses it) */
+} otm_setting_scope;
+
 /* One row of the table of variables. Its accepted values are text made
  * from the parser's limits: otm_setting_range. */
 typedef struct otm_setting_doc {
@@ -61,6 +73,7 @@ typedef struct otm_setting_doc {
     const char *alias;      /* "OMPCLUSTER_FRAGMENT_SIZE" or NULL */
     const char *def;        /* default, as text */
     const char *meaning;    /* one sentence */
+    otm_setting_scope scope;
 } otm_setting_doc;
 
 /* Room for the longest range text with its NUL (the unit test checks). */
@@ -84,6 +97,42 @@ otm_status otm_settings_load(otm_settings *s,
 
 /* The table of every variable, terminated by a row with name == NULL. */
 const otm_setting_doc *otm_settings_table(void);
+/* The README's words for a scope ("must agree", "per rank", "rank 0's"). */
+const char *otm_setting_scope_text(otm_setting_scope scope);
+
+/* ---- the ranks agree -------------------------------------------------------
+ * What each rank of a job tells every other at start-up, before anything
+ * depends on the settings: whether its own loaded, with the error line
+ * when not, and every value. Plain bytes of a fixed size, so that the
+ * cards travel as MPI_BYTE between the ranks of one build; a card of
+ * another build, or none, is told apart by its magic. */
+#define OTM_SETTINGS_CARD_MAGIC 0x534d544fu     /* "OTMS" */
+#define OTM_SETTINGS_CARD_VALUES 32             /* at least one per variable */
+#define OTM_SETTINGS_CARD_ERROR 256
+typedef struct otm_settings_card {
+    uint32_t magic;
+    uint32_t valid;                             /* 1: its settings loaded */
+    uint64_t value[OTM_SETTINGS_CARD_VALUES];   /* by table row */
+    char error[OTM_SETTINGS_CARD_ERROR];        /* its error line, or "" */
+} otm_settings_card;
+
+/* This rank's card: the values of *s and, when `error` is not NULL (its
+ * settings did not load), that line (cut to fit) and no value. */
+void otm_settings_card_make(otm_settings_card *card, const otm_settings *s,
+                            const char *error);
+
+/* Judges the cards of ranks 0..n-1 (n >= 1). OTM_OK when every card is
+ * valid and the settings of scope OTM_SCOPE_JOB have one value. Else
+ * OTM_ERR_INVALID and one line in msg naming what, where and with which
+ * values, in this order: cards that are not cards ("rank 2 sent no
+ * settings"), then the error lines of ranks whose settings did not load,
+ * each with its ranks ("OMPTARGET_MPI_WINDOW=9: expected an integer in
+ * 1..4 (ranks 1..2)", "(every rank)"), else the settings that differ
+ * ("OMPTARGET_MPI_NUM_COMMS must be the same on every rank: 4 on rank 0, 8
+ * on ranks 1..2"); several are separated by "; ". Like snprintf, msg is
+ * cut to len and NUL-terminated (nothing when len is 0). */
+otm_status otm_settings_judge(const otm_settings_card *cards, int n, char *msg,
+                              size_t len);
 
 /* Writes the values row `d` accepts, as the README's Range column shows them
  * and an error message ends ("an integer in 1..64"). The numbers are the

@@ -30,6 +30,7 @@
 #define MPI_Finalized PMPI_Finalized
 #define MPI_Gather PMPI_Gather
 #define MPI_Get_count PMPI_Get_count
+#define MPI_Iallgather PMPI_Iallgather
 #define MPI_Improbe PMPI_Improbe
 #define MPI_Imrecv PMPI_Imrecv
 #define MPI_Init_thread PMPI_Init_thread

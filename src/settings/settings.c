@@ -47,8 +47,11 @@ typedef enum kind {
     K_PATH          /* a file path (its length is the value), or off (0) */
 } kind;
 
-/* X(ID, alias, kind, min, max, field, default, range, meaning)
+/* X(ID, alias, kind, min, max, field, scope, default, range, meaning)
  *
+ * `scope` says whose value counts (otm_setting_scope): every rank's, which
+ * must then agree (the ranks compare them at start-up, otm_settings_judge),
+ * each rank's own, or rank 0's alone.
  * `range` makes the text of both the README's Range column and the error
  * message ("expected <range>"), so it must read well after "expected". It
  * names the limits {min} and {max} rather than restating them; they are
@@ -59,32 +62,35 @@ typedef enum kind {
  * test checks it). Durations are in nanoseconds, sizes in bytes. */
 #define OTM_SETTINGS(X)                                                       \
     X(FRAGMENT_SIZE, "OMPCLUSTER_MPI_FRAGMENT_SIZE", K_BYTES,                 \
-      OTM_FRAG_SIZE_MIN, OTM_FRAG_SIZE_MAX, core.frag_size, "64M",            \
+      OTM_FRAG_SIZE_MIN, OTM_FRAG_SIZE_MAX, core.frag_size, OTM_SCOPE_HOST,   \
+      "64M",                                                                  \
       "bytes in {min}..{max}, suffix K, M or G (e.g. 1048576 or 1M)",         \
       "Largest piece a transfer is cut into; MPI counts are int, hence the "  \
       "upper bound.")                                                         \
     X(NUM_COMMS, "OMPCLUSTER_NUM_EVENT_COMM", K_COUNT,                        \
-      OTM_NCOMMS_MIN, OTM_NCOMMS_MAX, core.ncomms, "4",                       \
+      OTM_NCOMMS_MIN, OTM_NCOMMS_MAX, core.ncomms, OTM_SCOPE_JOB, "4",        \
       "an integer in {min}..{max}",                                           \
       "Event communicators per rank; transfers are spread over them "         \
       "round-robin so that independent transfers do not queue behind each "  \
       "other.")                                                               \
     X(INLINE_MAX, NULL, K_BYTES,                                              \
-      OTM_INLINE_MAX_MIN, OTM_INLINE_MAX_MAX, core.inline_max, "4096",        \
+      OTM_INLINE_MAX_MIN, OTM_INLINE_MAX_MAX, core.inline_max,                \
+      OTM_SCOPE_HOST, "4096",                                                 \
       "bytes in {min}..{max}, suffix K or M (e.g. 4096 or 4K)",               \
       "Payloads up to this size travel inside the notification itself, "     \
       "saving a round trip; 0 disables it.")                                  \
     X(WINDOW, NULL, K_COUNT,                                                  \
-      OTM_WINDOW_MIN, OTM_WINDOW_MAX, core.window, "4",                       \
+      OTM_WINDOW_MIN, OTM_WINDOW_MAX, core.window, OTM_SCOPE_RANK, "4",       \
       "an integer in {min}..{max}",                                           \
       "Fragments of one transfer in flight at once.")                         \
     X(TAG_SPACE, NULL, K_COUNT,                                               \
-      OTM_TAG_SPACE_MIN, OTM_TAG_SPACE_MAX, core.tag_space, "65535",          \
+      OTM_TAG_SPACE_MIN, OTM_TAG_SPACE_MAX, core.tag_space, OTM_SCOPE_HOST,   \
+      "65535",                                                                \
       "an integer in {min}..{max}",                                           \
       "MPI tags per event communicator (clamped to the MPI library's "        \
       "MPI_TAG_UB); bounds the transfers in flight per communicator.")        \
     X(TIMEOUT, NULL, K_DURATION,                                              \
-      0, TIMEOUT_MAX, core.timeout_ns, "60s",                                 \
+      0, TIMEOUT_MAX, core.timeout_ns, OTM_SCOPE_RANK, "60s",                 \
       "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
       "bare number = ms; 0 = never",                                          \
       "An operation that makes no progress for this long fails instead of "   \
@@ -93,33 +99,33 @@ typedef enum kind {
       "long (the region's own length is bounded by KERNEL_TIMEOUT); 0 waits " \
       "forever and probes nothing.")                                          \
     X(KERNEL_TIMEOUT, NULL, K_DURATION,                                       \
-      0, TIMEOUT_MAX, core.kernel_timeout_ns, "0",                            \
+      0, TIMEOUT_MAX, core.kernel_timeout_ns, OTM_SCOPE_HOST, "0",            \
       "a duration in {min}..{max}, suffix ns, us, ms or s, "                  \
       "bare number = ms; 0 = never",                                          \
       "Longest time a target region may run before the host gives up on "     \
       "it; 0 lets kernels run as long as they need.")                         \
     X(HANDLERS, "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", K_COUNT,                \
-      1, 64, handlers, "1",                                                   \
+      1, 64, handlers, OTM_SCOPE_RANK, "1",                                   \
       "an integer in {min}..{max}",                                           \
       "Kernel handler threads per device rank.")                              \
     X(IDLE, NULL, K_IDLE,                                                     \
-      OTM_IDLE_SPIN, OTM_IDLE_SLEEP, idle, "sleep",                           \
+      OTM_IDLE_SPIN, OTM_IDLE_SLEEP, idle, OTM_SCOPE_RANK, "sleep",           \
       "spin, yield or sleep",                                                 \
       "What an idle polling thread does: spin (lowest latency, burns a "      \
       "core), yield (spin, then sched_yield), sleep (spin, yield, then "      \
       "naps of an eighth of the time idle so far).")                          \
     X(SPIN, NULL, K_DURATION,                                                 \
-      0, NS_S, spin_ns, "50us",                                               \
+      0, NS_S, spin_ns, OTM_SCOPE_RANK, "50us",                               \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms", \
       "How long an idle thread busy-polls before it yields or sleeps.")       \
     X(SLEEP_MAX, "OMPCLUSTER_EVENT_POLLING_RATE", K_DURATION,                 \
-      0, NS_S, sleep_max_ns, "1ms",                                           \
+      0, NS_S, sleep_max_ns, OTM_SCOPE_RANK, "1ms",                           \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms " \
       "(us under the alias, as in the seed)",                                 \
       "Longest nap of an idle thread (IDLE=sleep): bounds the "               \
       "latency added to a request that arrives while it sleeps.")             \
     X(SLICE, NULL, K_DURATION,                                                \
-      0, 100 * NS_MS, slice_ns, "100us",                                      \
+      0, 100 * NS_MS, slice_ns, OTM_SCOPE_HOST, "100us",                      \
       "a duration in {min}..{max}, suffix ns, us, ms or s, bare number = ms; "\
       "0 = the kernel's default",                                             \
       "Scheduling slice a host thread waiting on a device asks Linux for "    \
@@ -128,42 +134,50 @@ typedef enum kind {
       "reply, it then runs at once instead of after the slice of a busy "     \
       "thread sharing its core.")                                             \
     X(LOG_LEVEL, NULL, K_LOG,                                                 \
-      OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, "warn",                                \
+      OTM_LOG_ERROR, OTM_LOG_DEBUG, log_level, OTM_SCOPE_RANK, "warn",        \
       "{min}..{max} or error, warn, info, debug",                             \
       "Messages printed to stderr: errors only, warnings, information, or "   \
       "everything (debug).")                                                  \
     X(POOL, NULL, K_BOOL,                                                     \
-      0, 1, pool, "on",                                                       \
+      0, 1, pool, OTM_SCOPE_HOST, "on",                                       \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
       "Freed device allocations are kept (still allocated on their device) "  \
       "and handed out again for the same size, saving a round trip.")        \
     X(POOL_MAX, NULL, K_BYTES,                                                \
-      0, GIB, pool_max, "16M",                                                \
+      0, GIB, pool_max, OTM_SCOPE_HOST, "16M",                                \
       "bytes in {min}..{max}, suffix K, M or G (e.g. 1048576 or 1M)",         \
       "Largest allocation the pool keeps; bigger ones are freed on the "      \
       "device at once. The pool holds at most 16 times this (and 256 "        \
       "allocations) per device.")                                             \
     X(FORWARD_OUTPUT, NULL, K_BOOL,                                           \
-      0, 1, forward_output, "on",                                             \
+      0, 1, forward_output, OTM_SCOPE_RANK, "on",                             \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
       "What a target region writes to stdout and stderr reaches the host's "  \
       "stdout and stderr when the region completes, in program order; off: "  \
       "it goes straight to the device rank's own descriptors.")               \
+    X(STDERR_TO_STDOUT, NULL, K_BOOL,                                         \
+      0, 1, stderr_to_stdout, OTM_SCOPE_HOST, "off",                          \
+      "a boolean: 1, true, yes, on or 0, false, no, off",                     \
+      "Rank 0's stderr (the program's, the plugin's, the regions' forwarded " \
+      "stderr) is written to its stdout: one stream, in the order written, "  \
+      "which mpiexec, forwarding the two apart, does not keep. "              \
+      "omptarget-mpirun sets it on when its own stdout and stderr are one "   \
+      "file (as after 2>&1), unless it is set.")                              \
     X(INFO, NULL, K_BOOL,                                                     \
-      0, 1, info, "off",                                                      \
+      0, 1, info, OTM_SCOPE_RANK, "off",                                      \
       "a boolean: 1, true, yes, on or 0, false, no, off",                     \
       "Print the map of devices to ranks, host names and process ids when "  \
       "the plugin starts, and per-device counters (events by kind, bytes "   \
       "each way, kernel time, failures) when it ends.")                      \
     X(TRACE, NULL, K_PATH,                                                    \
-      0, PATH_MAX_LEN, trace_len, "off",                                      \
+      0, PATH_MAX_LEN, trace_len, OTM_SCOPE_RANK, "off",                      \
       "a file path prefix of at most {max} bytes, no control characters, or " \
       "off",                                                                  \
       "Write a timeline of every event (Chrome trace-event JSON, for "        \
       "Perfetto or chrome://tracing): each rank writes PATH.RANK.json at "    \
       "exit.")                                                                \
     X(MAP, NULL, K_PATH,                                                      \
-      0, PATH_MAX_LEN, map_len, "off",                                        \
+      0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
       "Rank 0 writes the job's map there at start-up, a line `rank R device " \
       "D pid P host H` per rank (device -1: the program), then `ranks N`, "   \
@@ -186,18 +200,18 @@ typedef struct spec {
 } spec;
 
 static const spec specs[SET_COUNT] = {
-#define OTM_SETTING_SPEC(id, alias, k, lo, hi, field, def, range, ...)       \
+#define OTM_SETTING_SPEC(id, alias, k, lo, hi, field, scope, def, range, ...) \
     {k, lo, hi, range},
     OTM_SETTINGS(OTM_SETTING_SPEC)
 #undef OTM_SETTING_SPEC
 };
 
 static const otm_setting_doc docs[SET_COUNT + 1] = {
-#define OTM_SETTING_DOC(id, alias, k, lo, hi, field, def, range, meaning)    \
-    {"OMPTARGET_MPI_" #id, alias, def, meaning},
+#define OTM_SETTING_DOC(id, alias, k, lo, hi, field, scope, def, range, meaning) \
+    {"OMPTARGET_MPI_" #id, alias, def, meaning, scope},
     OTM_SETTINGS(OTM_SETTING_DOC)
 #undef OTM_SETTING_DOC
-    {NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, OTM_SCOPE_RANK},
 };
 
 const otm_setting_doc *otm_settings_table(void)
@@ -218,6 +232,18 @@ static void store(otm_settings *s, int id, uint64_t v)
     }
 }
 
+/* The value store() wrote, read back (the ranks compare them). */
+static uint64_t fetch(const otm_settings *s, int id)
+{
+    switch (id) {
+#define OTM_SETTING_FETCH(id, alias, k, lo, hi, field, ...)                   \
+    case SET_##id: return (uint64_t)s->field;
+    OTM_SETTINGS(OTM_SETTING_FETCH)
+#undef OTM_SETTING_FETCH
+    default: return 0;
+    }
+}
+
 _Static_assert(sizeof(((otm_settings *)0)->trace) > PATH_MAX_LEN &&
                    sizeof(((otm_settings *)0)->map) > PATH_MAX_LEN,
                "the path buffers hold the longest accepted path");
@@ -235,6 +261,7 @@ otm_settings otm_settings_default(void)
         .pool = 1,
         .pool_max = 16 * MIB,
         .forward_output = 1,
+        .stderr_to_stdout = 0,
         .info = 0,
         .trace_len = 0,
         .trace = "",
@@ -545,4 +572,156 @@ otm_status otm_settings_load(otm_settings *s,
     }
     *s = next;
     return OTM_OK;
+}
+
+/* ---- the ranks agree --------------------------------------------------------- */
+
+_Static_assert(SET_COUNT <= OTM_SETTINGS_CARD_VALUES,
+               "a settings card holds a value per variable");
+
+const char *otm_setting_scope_text(otm_setting_scope scope)
+{
+    switch (scope) {
+    case OTM_SCOPE_JOB: return "must agree";
+    case OTM_SCOPE_RANK: return "per rank";
+    case OTM_SCOPE_HOST: return "rank 0's";
+    }
+    return "";
+}
+
+void otm_settings_card_make(otm_settings_card *card, const otm_settings *s,
+                            const char *error)
+{
+    memset(card, 0, sizeof *card);
+    card->magic = OTM_SETTINGS_CARD_MAGIC;
+    card->valid = error == NULL;
+    if (error) {
+        snprintf(card->error, sizeof card->error, "%s", error);
+        return;
+    }
+    for (int id = 0; id < SET_COUNT; id++)
+        card->value[id] = fetch(s, id);
+}
+
+/* Whether rank r belongs to the group of rank `of`, by one of the three
+ * groupings judge makes. */
+typedef enum grouping { G_NOT_A_CARD, G_ERROR, G_VALUE } grouping;
+
+static int is_card(const otm_settings_card *c)
+{
+    return c->magic == OTM_SETTINGS_CARD_MAGIC;
+}
+
+static int same_group(const otm_settings_card *cards, grouping g, int id, int r, int of)
+{
+    const otm_settings_card *a = &cards[r], *b = &cards[of];
+    switch (g) {
+    case G_NOT_A_CARD: return !is_card(a);
+    case G_ERROR:
+        return is_card(a) && !a->valid && is_card(b) &&
+               strncmp(a->error, b->error, sizeof a->error) == 0;
+    case G_VALUE: return a->value[id] == b->value[id];
+    }
+    return 0;
+}
+
+/* The ranks of rank `of`'s group, as ranges: "rank 2", "ranks 1..2",
+ * "ranks 0, 2..4"; "every rank" when that is all of them. */
+static void put_ranks(text *t, const otm_settings_card *cards, int n, grouping g, int id,
+                      int of)
+{
+    int count = 0, runs = 0;
+    for (int r = 0; r < n; r++)
+        count += same_group(cards, g, id, r, of);
+    if (count == n && n > 1) {
+        put(t, "every rank");
+        return;
+    }
+    put(t, count > 1 ? "ranks " : "rank ");
+    for (int r = 0; r < n; r++) {
+        if (!same_group(cards, g, id, r, of))
+            continue;
+        int last = r;
+        while (last + 1 < n && same_group(cards, g, id, last + 1, of))
+            last++;
+        char num[32];
+        snprintf(num, sizeof num, last > r ? "%s%d..%d" : "%s%d", runs++ ? ", " : "", r,
+                 last);
+        put(t, num);
+        r = last;
+    }
+}
+
+/* 1 when rank r is the first of its group. */
+static int first_of_group(const otm_settings_card *cards, grouping g, int id, int r)
+{
+    for (int q = 0; q < r; q++)
+        if (same_group(cards, g, id, q, r))
+            return 0;
+    return 1;
+}
+
+static int judge_cards(text *t, const otm_settings_card *cards, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (!is_card(&cards[r])) {
+            put_ranks(t, cards, n, G_NOT_A_CARD, 0, r);
+            put(t, " sent no settings (a rank of another build of omptarget-mpi?)");
+            return 1;
+        }
+    return 0;
+}
+
+static int judge_errors(text *t, const otm_settings_card *cards, int n)
+{
+    int said = 0;
+    for (int r = 0; r < n; r++) {
+        if (cards[r].valid || !first_of_group(cards, G_ERROR, 0, r))
+            continue;
+        put(t, said++ ? "; " : "");
+        char line[OTM_SETTINGS_CARD_ERROR + 1];
+        snprintf(line, sizeof line, "%.*s", (int)sizeof cards[r].error, cards[r].error);
+        put(t, line);
+        put(t, " (");
+        put_ranks(t, cards, n, G_ERROR, 0, r);
+        put(t, ")");
+    }
+    return said;
+}
+
+static int judge_values(text *t, const otm_settings_card *cards, int n)
+{
+    int said = 0;
+    for (int id = 0; id < SET_COUNT; id++) {
+        if (docs[id].scope != OTM_SCOPE_JOB)
+            continue;
+        int differ = 0;
+        for (int r = 1; r < n; r++)
+            differ |= cards[r].value[id] != cards[0].value[id];
+        if (!differ)
+            continue;
+        put(t, said++ ? "; " : "");
+        put(t, docs[id].name);
+        put(t, " must be the same on every rank:");
+        for (int r = 0, groups = 0; r < n; r++) {
+            if (!first_of_group(cards, G_VALUE, id, r))
+                continue;
+            put(t, groups++ ? ", " : " ");
+            put_limit(t, specs[id].kind, cards[r].value[id]);
+            put(t, " on ");
+            put_ranks(t, cards, n, G_VALUE, id, r);
+        }
+    }
+    return said;
+}
+
+otm_status otm_settings_judge(const otm_settings_card *cards, int n, char *msg,
+                              size_t len)
+{
+    text t = {msg, len, 0};
+    int bad = n < 1 || judge_cards(&t, cards, n) || judge_errors(&t, cards, n) ||
+              judge_values(&t, cards, n);
+    if (len)
+        msg[t.n < len ? t.n : len - 1] = '\0';
+    return bad ? OTM_ERR_INVALID : OTM_OK;
 }

@@ -22,8 +22,8 @@ static void cell(const char *text, int code)
 
 static void print_table(void)
 {
-    puts("| Variable | Alias | Default | Range | Meaning |");
-    puts("|---|---|---|---|---|");
+    puts("| Variable | Alias | Default | Range | Ranks | Meaning |");
+    puts("|---|---|---|---|---|---|");
     for (const otm_setting_doc *d = otm_settings_table(); d->name; d++) {
         /* The same text an error message ends in. */
         char range[OTM_SETTING_RANGE_LEN];
@@ -36,6 +36,7 @@ static void print_table(void)
             cell("", 0);
         cell(d->def, 1);
         cell(range, 0);
+        cell(otm_setting_scope_text(d->scope), 0);
         cell(d->meaning, 0);
         fputc('\n', stdout);
     }

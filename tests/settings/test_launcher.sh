@@ -49,6 +49,15 @@ out_is() {
     cmp -s "$tmp/want" "$tmp/out"
 }
 has() { grep -q -F -e "$2" "$1"; }
+# gone PID: waits (30 s at most) until process PID no longer exists.
+gone() {
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        [ "$i" -le 300 ] || return 1
+        sleep 0.1
+    done
+}
 
 # ---- fixtures -------------------------------------------------------------
 
@@ -79,7 +88,7 @@ for n in mpiexec.mpich mpiexec.openmpi mpiexec; do
     chmod +x "$tmp/twobin/$n"
 done
 
-unset MPIEXEC OMPTARGET_MPI_PLUGIN_DIR OMPTARGET_MPI_LAUNCHER
+unset MPIEXEC OMPTARGET_MPI_PLUGIN_DIR OMPTARGET_MPI_LAUNCHER LIBOMP_NUM_HIDDEN_HELPER_THREADS
 for v in $(env | sed -n 's/^\(OMPTARGET_MPI_[A-Za-z0-9_]*\|OMPCLUSTER_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
@@ -143,20 +152,59 @@ check "launcher options only lead: a later --dry-run goes to mpiexec" \
 
 # An mpiexec that hangs after its ranks ended (Open MPI 4.1's mpirun, in
 # PMIx's finalisation): the launcher ends it and returns the ranks' status.
-printf '#!/bin/sh\n(exit 0) &\n(exit 3) &\nsh -c "kill -TERM \\$\\$" &\nexec sleep 120\n' \
-    >"$tmp/hangbin"
+# It says its pid before it becomes the hung mpiexec (exec keeps the pid),
+# so that the check waits for that process to be gone, not for any
+# "sleep 120" of the machine to be absent at one instant.
+printf '#!/bin/sh\necho $$ >"%s"\n(exit 0) &\n(exit 3) &\nsh -c "kill -TERM \\$\\$" &\nexec sleep 120\n' \
+    "$tmp/hang.pid" >"$tmp/hangbin"
 chmod +x "$tmp/hangbin"
 run "$L" --mpiexec "$tmp/hangbin" -n 3 ./app
 check "an mpiexec hung after its ranks ended is ended: the ranks' status" \
     test "$status" -eq 3
 check "... saying so" has "$tmp/err" "every rank of the job has ended, mpiexec has not for 5 s"
-check "... leaving no mpiexec behind" test -z "$(pgrep -x -f "sleep 120")"
+check "... leaving no mpiexec behind" gone "$(cat "$tmp/hang.pid")"
 # One whose rank outlives the watch's grace is left alone.
 printf '#!/bin/sh\nsleep 6 &\nwait\nexit 4\n' >"$tmp/slowbin"
 chmod +x "$tmp/slowbin"
 run "$L" --mpiexec "$tmp/slowbin" ./app
 check "an mpiexec whose rank runs past the grace ends by itself" test "$status" -eq 4
 check "... unwatched" test ! -s "$tmp/err"
+
+# The plugin ended the job with a status of its choosing (a fault, a lost
+# device: `status N` in the map, after `end`); the MPI runtime reported
+# another (a rank it killed, its abort). The launcher's status is the
+# plugin's, and it says so.
+cat >"$tmp/endbin" <<'EOF2'
+#!/bin/sh
+printf 'rank 0 device -1 pid 1 host h\nranks 1\nend\nstatus %s\n' "$SAID" \
+    >>"$OMPTARGET_MPI_MAP"
+exit "$FAKE_STATUS"
+EOF2
+chmod +x "$tmp/endbin"
+run SAID=1 FAKE_STATUS=9 "$L" --mpiexec "$tmp/endbin" ./app
+check "the plugin's end status wins over the MPI runtime's" test "$status" -eq 1
+check "... saying so" has "$tmp/err" \
+    "the job ends with exit status 1, as the plugin said above (the MPI runtime reported 9)"
+run SAID=139 FAKE_STATUS=139 "$L" --mpiexec "$tmp/endbin" ./app
+check "when they agree, the status is theirs" test "$status" -eq 139
+check "... and the launcher says nothing" test ! -s "$tmp/err"
+
+# A map of the caller's is the plugin's to judge: an empty one reaches the
+# ranks as it is (the plugin refuses it), and one too long for a file name
+# makes no tool of the launcher complain.
+cat >"$tmp/mapbin" <<'EOF2'
+#!/bin/sh
+printf 'map<%s>\n' "${OMPTARGET_MPI_MAP-unset}"
+EOF2
+chmod +x "$tmp/mapbin"
+run OMPTARGET_MPI_MAP= "$L" --mpiexec "$tmp/mapbin" ./app
+check "an empty OMPTARGET_MPI_MAP reaches the ranks empty" out_is "map<>"
+long=$tmp/$(printf '%01100d' 0)
+run OMPTARGET_MPI_MAP="$long" "$L" --mpiexec "$tmp/mapbin" ./app
+check "an OMPTARGET_MPI_MAP of 1,100 bytes reaches the ranks as it is" out_is "map<$long>"
+check "... and the launcher says nothing of it" test ! -s "$tmp/err"
+run OMPTARGET_MPI_MAP=' OFF ' "$L" --mpiexec "$tmp/mapbin" ./app
+check "' OFF ' is off, as the plugin reads it" test "$status" -eq 0 -a ! -s "$tmp/err"
 
 run MPIEXEC="$fake" "$L" ./app
 check "MPIEXEC selects mpiexec" has "$tmp/out" "arg<./app>"
@@ -173,13 +221,80 @@ rm -f "$tmp/ran"
 run LD_LIBRARY_PATH=/orig/lib "$L" --dry-run --mpiexec "$fake" -n 3 ./app 'a b' '' "it's"
 check "--dry-run exits 0" test "$status" -eq 0
 check "--dry-run runs nothing" test ! -e "$tmp/ran"
-check "--dry-run prints LD_LIBRARY_PATH and the command, one line each" \
-    out_is "LD_LIBRARY_PATH=$plugins:/orig/lib" \
+check "--dry-run prints LD_LIBRARY_PATH, the helper threads and the command, one line each" \
+    out_is "LD_LIBRARY_PATH=$plugins:/orig/lib" "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" \
     "$fake -n 3 ./app 'a b' '' 'it'\\''s'"
-line=$(sed -n 2p "$tmp/out")
+line=$(sed -n 3p "$tmp/out")
 eval "set -- $line"
 check "the printed command reads back as the same words" \
     test "$#:$1:$2:$3:$4:$5:$6:$7" = "7:$fake:-n:3:./app:a b::it's"
+
+# ---- libomp's hidden helper threads (target nowait regions in flight) --------------
+
+cat >"$tmp/fakebin/mpiexec-helpers" <<'EOF2'
+#!/bin/sh
+printf 'helpers<%s>\n' "${LIBOMP_NUM_HIDDEN_HELPER_THREADS-unset}"
+EOF2
+chmod +x "$tmp/fakebin/mpiexec-helpers"
+run "$L" --mpiexec "$tmp/fakebin/mpiexec-helpers" -n 3 ./app
+check "the job gets libomp's maximum of hidden helper threads, 16" out_is "helpers<16>"
+run LIBOMP_NUM_HIDDEN_HELPER_THREADS=4 "$L" --mpiexec "$tmp/fakebin/mpiexec-helpers" ./app
+check "... but a value of the user's is kept" out_is "helpers<4>"
+run LIBOMP_NUM_HIDDEN_HELPER_THREADS= "$L" --mpiexec "$tmp/fakebin/mpiexec-helpers" ./app
+check "... even an empty one (libomp's to judge)" out_is "helpers<>"
+run LIBOMP_NUM_HIDDEN_HELPER_THREADS=4 "$L" --dry-run --mpiexec "$fake" ./app
+check "--dry-run shows no helper line for the user's value" \
+    out_is "LD_LIBRARY_PATH=$plugins" "$fake ./app"
+run "$L" --print-env
+check "--print-env exports the helper threads" \
+    has "$tmp/out" "export LIBOMP_NUM_HIDDEN_HELPER_THREADS=16"
+run LIBOMP_NUM_HIDDEN_HELPER_THREADS=4 "$L" --print-env
+check "... but not over the user's value" \
+    test "$(grep -c LIBOMP_NUM_HIDDEN_HELPER_THREADS "$tmp/out")" -eq 0
+run "$L" --help
+check "--help names the helper threads" has "$tmp/out" "LIBOMP_NUM_HIDDEN_HELPER_THREADS"
+
+# ---- rank 0's stderr into its stdout when ours are one file (2>&1) ------------
+
+cat >"$tmp/fakebin/mpiexec-merge" <<'EOF2'
+#!/bin/sh
+printf 'merge<%s>\n' "${OMPTARGET_MPI_STDERR_TO_STDOUT-unset}"
+EOF2
+chmod +x "$tmp/fakebin/mpiexec-merge"
+env "$L" --mpiexec "$tmp/fakebin/mpiexec-merge" -n 3 ./app >"$tmp/out" 2>&1
+check "stdout and stderr one file: rank 0 is told to write its stderr to its stdout" \
+    out_is "merge<1>"
+run "$L" --mpiexec "$tmp/fakebin/mpiexec-merge" -n 3 ./app
+check "... apart: not told" out_is "merge<unset>"
+env OMPTARGET_MPI_STDERR_TO_STDOUT=off "$L" --mpiexec "$tmp/fakebin/mpiexec-merge" ./app \
+    >"$tmp/out" 2>&1
+check "... a value of the user's is kept" out_is "merge<off>"
+env "$L" --dry-run --mpiexec "$fake" ./app >"$tmp/out" 2>&1
+check "--dry-run shows the merge when it sets it" \
+    out_is "LD_LIBRARY_PATH=$plugins" "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" \
+    "OMPTARGET_MPI_STDERR_TO_STDOUT=1" "$fake ./app"
+
+# ---- libomptarget's GPU plugins masked (gpu-off/) ------------------------------------
+
+mkdir -p "$tmp/plugins-gpu/gpu-off"
+: >"$tmp/plugins-gpu/libomptarget.rtl.x86_64.so"
+run -u LD_LIBRARY_PATH OMPTARGET_MPI_PLUGIN_DIR="$tmp/plugins-gpu" "$L" --mpiexec "$fake" ./app
+check "a plugin directory's gpu-off/ follows it in LD_LIBRARY_PATH" \
+    has "$tmp/out" "LD_LIBRARY_PATH=$tmp/plugins-gpu:$tmp/plugins-gpu/gpu-off"
+run -u LD_LIBRARY_PATH OMPTARGET_MPI_PLUGIN_DIR="$tmp/plugins-gpu" "$L" --gpu-plugins \
+    --mpiexec "$fake" ./app
+check "--gpu-plugins leaves it out" out_is "LD_LIBRARY_PATH=$tmp/plugins-gpu" \
+    "OMPTARGET_MPI_LAUNCHER=1" "arg<./app>"
+run -u LD_LIBRARY_PATH OMPTARGET_MPI_PLUGIN_DIR="$tmp/plugins-gpu" "$L" --print-env
+check "--print-env has it too" \
+    has "$tmp/out" "export LD_LIBRARY_PATH=$tmp/plugins-gpu:$tmp/plugins-gpu/gpu-off"
+for name in libomptarget.rtl.cuda.so libomptarget.rtl.cuda.nextgen.so \
+            libomptarget.rtl.amdgpu.so libomptarget.rtl.amdgpu.nextgen.so; do
+    check "the build's gpu-off/$name is the library that is no plugin" \
+        test "$(readlink "$build_plugin_dir/gpu-off/$name")" = ../libomptarget-mpi-none.so
+done
+check "... which defines no __tgt_rtl_ function" \
+    test "$(nm -D --defined-only "$build_plugin_dir/libomptarget-mpi-none.so" | grep -c __tgt_rtl_)" -eq 0
 
 # ---- help and usage ------------------------------------------------------------
 
@@ -221,7 +336,7 @@ check "openmpi: status 0" test "$status" -eq 0
 check "openmpi: -x for LD_LIBRARY_PATH, the launcher mark, each setting set (the job's map too), then the args" \
     out_is "LD_LIBRARY_PATH=$plugins:/orig/lib" "OMPTARGET_MPI_LAUNCHER=1" \
     "arg<-x>" "arg<LD_LIBRARY_PATH>" "arg<-x>" "arg<OMPTARGET_MPI_LAUNCHER>" \
-    "arg<-x>" "arg<OMPCLUSTER_NUM_COMMS>" \
+    "arg<-x>" "arg<LIBOMP_NUM_HIDDEN_HELPER_THREADS>" "arg<-x>" "arg<OMPCLUSTER_NUM_COMMS>" \
     "arg<-x>" "arg<OMPTARGET_MPI_FRAGMENT_SIZE>" \
     "arg<-x>" "arg<OMPTARGET_MPI_LOG_LEVEL>" \
     "arg<-x>" "arg<OMPTARGET_MPI_MAP>" \
@@ -234,7 +349,8 @@ check "openmpi: OMPTARGET_MPI_LAUNCHER is forwarded once" \
     test "$(grep -c -x 'arg<OMPTARGET_MPI_LAUNCHER>' "$tmp/out")" -eq 1
 run "$O" --dry-run --mpiexec "$fake" -n 2 ./app
 check "openmpi: --dry-run shows the -x options" out_is "LD_LIBRARY_PATH=$plugins" \
-    "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x OMPTARGET_MPI_PLUGIN_DIR -n 2 ./app"
+    "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" \
+    "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x LIBOMP_NUM_HIDDEN_HELPER_THREADS -x OMPTARGET_MPI_PLUGIN_DIR -n 2 ./app"
 run FAKE_STATUS=5 "$O" --mpiexec "$fake" ./app
 check "openmpi: mpiexec's exit status is returned" test "$status" -eq 5
 run PATH="$tmp/twobin:$tmp/tools" "$O" ./app
@@ -266,6 +382,7 @@ cp -R -P "$build_plugin_dir" "$prefix/lib/omptarget-mpi"
 : >"$prefix/lib/libomptarget.rtl.mpi.so"
 ln -s "$prefix/bin/omptarget-mpirun" "$tmp/elsewhere/omptarget-mpirun"
 want=$(cd "$prefix/lib/omptarget-mpi" && pwd -P)
+dirs=$want:$want/gpu-off     # the plugin directory, then its GPU plugins' mask
 
 # The program's MPI layer beside the plugin's links: preloaded into the
 # job, before what LD_PRELOAD held; forwarded with -x by the Open MPI
@@ -276,7 +393,8 @@ check "the build's plugin dir holds the program's MPI layer" \
 run -u LD_LIBRARY_PATH LD_PRELOAD=/orig/pre.so "$prefix/bin/omptarget-mpirun" --dry-run \
     --mpiexec "$fake" ./app
 check "--dry-run shows LD_PRELOAD: the layer first, then what it held" \
-    out_is "LD_LIBRARY_PATH=$want" "LD_PRELOAD=$layer:/orig/pre.so" "$fake ./app"
+    out_is "LD_LIBRARY_PATH=$dirs" "LD_PRELOAD=$layer:/orig/pre.so" \
+    "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" "$fake ./app"
 run -u LD_PRELOAD "$prefix/bin/omptarget-mpirun" --print-env
 check "--print-env exports LD_PRELOAD with the layer" \
     has "$tmp/out" "export LD_PRELOAD=$layer"
@@ -286,7 +404,7 @@ chmod +x "$prefix/bin/omptarget-mpirun-openmpi"
 run -u LD_LIBRARY_PATH -u LD_PRELOAD "$prefix/bin/omptarget-mpirun-openmpi" --dry-run \
     --mpiexec "$fake" ./app
 check "openmpi: -x LD_PRELOAD after the launcher mark" \
-    has "$tmp/out" "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x LD_PRELOAD ./app"
+    has "$tmp/out" "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x LD_PRELOAD -x LIBOMP_NUM_HIDDEN_HELPER_THREADS ./app"
 rm -f "$prefix/lib/omptarget-mpi/libomptarget-mpi-pmpi.so"
 run -u LD_PRELOAD "$prefix/bin/omptarget-mpirun" --print-env
 check "... without the layer, no LD_PRELOAD" test "$(grep -c LD_PRELOAD "$tmp/out")" -eq 0
@@ -294,12 +412,12 @@ for script in "$prefix/bin/omptarget-mpirun" "$tmp/elsewhere/omptarget-mpirun"; 
     (unset LD_LIBRARY_PATH; "$script" --dry-run --mpiexec "$fake" ./app \
         >"$tmp/out" 2>"$tmp/err")
     check "plugin dir found relative to $script" \
-        out_is "LD_LIBRARY_PATH=$want" "$fake ./app"
+        out_is "LD_LIBRARY_PATH=$dirs" "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" "$fake ./app"
 done
 LD_LIBRARY_PATH=/orig "$prefix/bin/omptarget-mpirun" --mpiexec "$fake" ./app \
     >"$tmp/out" 2>"$tmp/err"
 check "LD_LIBRARY_PATH starts with the plugin dir" \
-    has "$tmp/out" "LD_LIBRARY_PATH=$want:/orig"
+    has "$tmp/out" "LD_LIBRARY_PATH=$dirs:/orig"
 OMPTARGET_MPI_PLUGIN_DIR="$plugins" "$prefix/bin/omptarget-mpirun" --dry-run \
     --mpiexec "$fake" ./app >"$tmp/out" 2>"$tmp/err"
 check "OMPTARGET_MPI_PLUGIN_DIR overrides the relative lookup" \

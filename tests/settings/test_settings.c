@@ -80,6 +80,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "POOL")) return (uint64_t)s->pool;
     if (!strcmp(n, "POOL_MAX")) return s->pool_max;
     if (!strcmp(n, "FORWARD_OUTPUT")) return (uint64_t)s->forward_output;
+    if (!strcmp(n, "STDERR_TO_STDOUT")) return (uint64_t)s->stderr_to_stdout;
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
     if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
@@ -98,6 +99,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_SLICE",
     "OMPTARGET_MPI_LOG_LEVEL",     "OMPTARGET_MPI_POOL",
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
+    "OMPTARGET_MPI_STDERR_TO_STDOUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
     "OMPTARGET_MPI_MAP",
 };
@@ -245,6 +247,9 @@ static const var_case cases[] = {
     {"OMPTARGET_MPI_FORWARD_OUTPUT",
      {{"1", 1}, {"0", 0}, {"on", 1}, {"Off", 0}, {NULL, 0}},
      {"2", "forward", "", NULL}},
+    {"OMPTARGET_MPI_STDERR_TO_STDOUT",
+     {{"1", 1}, {"0", 0}, {"yes", 1}, {"OFF", 0}, {NULL, 0}},
+     {"2", "stdout", "", NULL}},
     {"OMPTARGET_MPI_INFO",
      {{"1", 1}, {"0", 0}, {"TRUE", 1}, {"off", 0}, {NULL, 0}},
      {"2", "maybe", NULL}},
@@ -660,6 +665,113 @@ static void test_trace_path(void **state)
     check_refused("OMPTARGET_MPI_TRACE", longest);
 }
 
+/* ---- the ranks agree (otm_settings_judge) -------------------------------------- */
+
+/* Cards of n ranks: rank r loads env[r] (NULL: an empty environment). */
+static void cards_of(otm_settings_card *cards, int n, env *const *envs)
+{
+    for (int r = 0; r < n; r++) {
+        env none = {.count = 0};
+        otm_settings s;
+        char err[256];
+        otm_status st = otm_settings_load(&s, env_get, envs[r] ? envs[r] : &none, err,
+                                          sizeof err);
+        otm_settings_card_make(&cards[r], &s, st == OTM_OK ? NULL : err);
+    }
+}
+
+static void test_judge_agree(void **state)
+{
+    (void)state;
+    env per_rank = {.count = 0};
+    env_set(&per_rank, "OMPTARGET_MPI_WINDOW", "2");     /* each rank its own */
+    env_set(&per_rank, "OMPTARGET_MPI_FRAGMENT_SIZE", "1M");    /* rank 0's */
+    env *envs[3] = {NULL, &per_rank, NULL};
+    otm_settings_card cards[3];
+    char msg[256] = "x";
+    cards_of(cards, 3, envs);
+    assert_int_equal(otm_settings_judge(cards, 3, msg, sizeof msg), OTM_OK);
+    assert_string_equal(msg, "");
+    assert_int_equal(otm_settings_judge(cards, 1, msg, sizeof msg), OTM_OK);
+}
+
+/* A bad value on some ranks only: the line of each, with its ranks. */
+static void test_judge_bad_on_some(void **state)
+{
+    (void)state;
+    env bad = {.count = 0}, other = {.count = 0};
+    env_set(&bad, "OMPTARGET_MPI_WINDOW", "9");
+    env_set(&other, "OMPTARGET_MPI_NUM_COMMS", "x");
+    env *envs[5] = {NULL, &bad, &bad, &other, &bad};
+    otm_settings_card cards[5];
+    char msg[512];
+    cards_of(cards, 3, envs);
+    assert_int_equal(otm_settings_judge(cards, 3, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "OMPTARGET_MPI_WINDOW=9: expected an integer in 1..4 "
+                        "(ranks 1..2)");
+    envs[0] = &bad;
+    cards_of(cards, 5, envs);
+    assert_int_equal(otm_settings_judge(cards, 5, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "OMPTARGET_MPI_WINDOW=9: expected an integer in 1..4 "
+                        "(ranks 0..2, 4); OMPTARGET_MPI_NUM_COMMS=x: expected an "
+                        "integer in 1..64 (rank 3)");
+    cards_of(cards, 3, envs);
+    assert_int_equal(otm_settings_judge(cards, 3, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "OMPTARGET_MPI_WINDOW=9: expected an integer in 1..4 "
+                        "(every rank)");
+}
+
+/* Valid values that must agree and do not: each value with its ranks. */
+static void test_judge_differ(void **state)
+{
+    (void)state;
+    env eight = {.count = 0}, two = {.count = 0};
+    env_set(&eight, "OMPTARGET_MPI_NUM_COMMS", "8");
+    env_set(&two, "OMPCLUSTER_NUM_EVENT_COMM", "2");
+    env *envs[4] = {NULL, &eight, &eight, &two};
+    otm_settings_card cards[4];
+    char msg[256];
+    cards_of(cards, 4, envs);
+    assert_int_equal(otm_settings_judge(cards, 4, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "OMPTARGET_MPI_NUM_COMMS must be the same on every rank: "
+                        "4 on rank 0, 8 on ranks 1..2, 2 on rank 3");
+    /* A short buffer is cut, and still ends in NUL. */
+    char small[8];
+    assert_int_equal(otm_settings_judge(cards, 4, small, sizeof small), OTM_ERR_INVALID);
+    assert_string_equal(small, "OMPTARG");
+    assert_int_equal(otm_settings_judge(cards, 4, NULL, 0), OTM_ERR_INVALID);
+}
+
+/* What is not a card (another build, garbage) is said before anything. */
+static void test_judge_not_a_card(void **state)
+{
+    (void)state;
+    env *envs[3] = {NULL, NULL, NULL};
+    otm_settings_card cards[3];
+    char msg[256];
+    cards_of(cards, 3, envs);
+    cards[2].magic = 0;
+    assert_int_equal(otm_settings_judge(cards, 3, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "rank 2 sent no settings (a rank of another build of "
+                        "omptarget-mpi?)");
+    assert_int_equal(otm_settings_judge(cards, 0, msg, sizeof msg), OTM_ERR_INVALID);
+}
+
+/* Exactly the settings whose values must agree are judged: NUM_COMMS (each
+ * rank duplicates its communicators collectively). */
+static void test_scopes(void **state)
+{
+    (void)state;
+    int job = 0;
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++) {
+        job += d->scope == OTM_SCOPE_JOB;
+        assert_true(*otm_setting_scope_text(d->scope));
+        if (d->scope == OTM_SCOPE_JOB)
+            assert_string_equal(d->name, "OMPTARGET_MPI_NUM_COMMS");
+    }
+    assert_int_equal(job, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +795,11 @@ int main(void)
         cmocka_unit_test(test_many_at_once),
         cmocka_unit_test(test_null_settings),
         cmocka_unit_test(test_trace_path),
+        cmocka_unit_test(test_judge_agree),
+        cmocka_unit_test(test_judge_bad_on_some),
+        cmocka_unit_test(test_judge_differ),
+        cmocka_unit_test(test_judge_not_a_card),
+        cmocka_unit_test(test_scopes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
