@@ -31,6 +31,11 @@
  *    for ever (all signals blocked). This includes the worker's own threads
  *    (its MPI or progress threads): a fault there while a kernel runs is
  *    reported as the kernel's;
+ *  - on another thread once a guarded call has returned a fault (since
+ *    otm_fault_install): its kernel was abandoned where it was, and the
+ *    other threads of a parallel region inside it may still run its code
+ *    (the rest of a loop through the same NULL pointer): the thread is
+ *    parked, and nothing more is said (the call reported its fault);
  *  - anywhere else: one line "<prefix><description> outside any target
  *    region (...); the worker stops" is written to the fd given to
  *    otm_fault_install and the signal kills the process as it would have

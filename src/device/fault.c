@@ -377,6 +377,10 @@ static int kick_slot(call_slot *s, uint64_t c, const otm_fault *f)
     return told;
 }
 
+/* A guarded call returned a fault since the last install: its kernel was
+ * abandoned, and threads of it may still run its code (on_fault). */
+static atomic_int abandoned;
+
 /* A fault of a thread outside guarded calls: tells every active call.
  * Returns how many were told. */
 static unsigned kick_all(const otm_fault *f)
@@ -472,7 +476,7 @@ static void on_fault(int signo, siginfo_t *si, void *uc)
     if (g != NULL && g->active)
         unwind(g, &f);
     f.foreign = 1;
-    if (kick_all(&f) > 0)
+    if (kick_all(&f) > 0 || atomic_load(&abandoned))
         park();
     f.foreign = 0;
     die(&f);
@@ -570,6 +574,7 @@ otm_status otm_fault_install(int fd, const char *prefix)
         st = set_handler(kick_signo, on_kick);
     if (st == OTM_OK)
         atomic_store(&installed, 1);
+    atomic_store(&abandoned, 0);
     return st;
 }
 
@@ -669,6 +674,9 @@ static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
     /* The mask is not saved here: the call puts it back itself, on both
      * ways out (one system call less per region). */
     if (sigsetjmp(g->jump, 0) != 0) {
+        /* Before the slot goes: a thread of the kernel faulting from here
+         * on is parked, not taken for a fault outside any region. */
+        atomic_store(&abandoned, 1);
         *fault = g->fault;
         return OTM_ERR_KERNEL_FAULT;
     }
@@ -739,7 +747,7 @@ static _Noreturn void image_exit(int32_t by, int status)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     f.foreign = 1;
-    if (kick_all(&f) > 0)
+    if (kick_all(&f) > 0 || atomic_load(&abandoned))
         park();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     switch (by) {

@@ -625,6 +625,68 @@ static void test_exit_in_kernel_thread(void **state)
     /* The parked thread still runs the image's code: keep it loaded. */
 }
 
+/* A kernel that faults while a thread of its own still runs: the thread
+ * faults once the guarded call has returned (as the other threads of a
+ * teams loop writing through the NULL its master wrote through first). */
+static atomic_int team_go;
+static atomic_long team_tid;
+
+static void *team_member(void *unused)
+{
+    atomic_store(&team_tid, (long)gettid());
+    while (!atomic_load(&team_go))
+        sched_yield();
+    k_store(NULL);
+    return NULL;
+}
+
+static void k_fault_leaving_a_thread(void)
+{
+    pthread_t t;
+
+    assert_int_equal(pthread_create(&t, NULL, team_member, NULL), 0);
+    assert_int_equal(pthread_detach(t), 0);
+    while (atomic_load(&team_tid) == 0)
+        sched_yield();
+    k_store(NULL);
+}
+
+/* 1 once thread `tid` of this process blocks SIGSEGV: parked (its
+ * handler left it with every signal blocked). */
+static int blocks_sigsegv(long tid)
+{
+    char path[64], line[256];
+    unsigned long long blocked = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+    f = fopen(path, "r");
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "SigBlk: %llx", &blocked) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return (blocked >> (SIGSEGV - 1)) & 1;
+}
+
+static void test_fault_after_its_kernel_ended(void **state)
+{
+    otm_fault f = untouched();
+
+    install();
+    assert_int_equal(
+        otm_kernel_call_guarded((void *)k_fault_leaving_a_thread, NULL, 0, &f),
+        OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(f.foreign, 0);
+    atomic_store(&team_go, 1);
+    /* Its fault parks it (it would kill the process): waited for. */
+    for (int i = 0; !blocks_sigsegv(atomic_load(&team_tid)); i++) {
+        assert_true(i < 10000);
+        usleep(1000);
+    }
+    assert_usable();
+}
+
 #define THREADS 4
 
 typedef struct group {
@@ -1006,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_exit_in_kernel_thread),
         cmocka_unit_test(test_several_threads),
         cmocka_unit_test(test_several_threads_foreign),
+        cmocka_unit_test(test_fault_after_its_kernel_ended),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_describe_every_code),
         cmocka_unit_test(test_outside_guarded_calls),
