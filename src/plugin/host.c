@@ -6,8 +6,11 @@
  * Every entry point may be called from several host threads at once (nowait
  * targets run on hidden helper threads). Each queue has its own lock, held
  * while it is progressed; the node's shared state has the node lock; MPI is
- * initialised with MPI_THREAD_MULTIPLE. The host's end of the job is
- * lifecycle.c's; the device allocations are memory.c's.
+ * initialised with MPI_THREAD_MULTIPLE. Each exported function below that
+ * touches the node, its queues or its events does so inside the node
+ * (otm_plugin_enter), so that the end of the job, which one thread runs
+ * alone, never meets it there. The host's end of the job is lifecycle.c's;
+ * the device allocations are memory.c's.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +23,34 @@
 #include "../shell/idle.h"
 #include "plugin.h"
 
+/* ---- the end's fence (otm/node.h, "the end of the job") ---- */
+
+/* The functions below call each other: only a thread's outermost entry
+ * counts. */
+static __thread int inside;
+
+int otm_plugin_enter(otm_plugin *p)
+{
+    if (inside++)
+        return 0;
+    if (otm_host_enter(&p->node) == OTM_OK)
+        return 0;
+    inside = 0;
+    otm_host_end_wait(p);
+    return -1;
+}
+
+void otm_plugin_leave(otm_plugin *p)
+{
+    if (--inside == 0)
+        otm_host_leave(&p->node);
+}
+
+int otm_plugin_inside(void)
+{
+    return inside;
+}
+
 int otm_host_start(otm_plugin *p)
 {
     p->ndevices = p->node.size - 1;
@@ -28,6 +59,7 @@ int otm_host_start(otm_plugin *p)
         return -1;
     for (int i = 0; i < p->ndevices; i++)
         p->devices[i].rank = i + 1;
+    p->retrieve_waits = 1;      /* until init_plugin says otherwise */
     return 0;
 }
 
@@ -104,14 +136,16 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
         fclose(maps);
 }
 
-/* The status the job ends with, and why (otm_host_end_if_faulted says
- * it); the first one wins. */
-static void end_with(otm_plugin *p, int status, const char *why)
+/* The first caller writes why, then the status: whoever sees the status
+ * sees its why. */
+void otm_host_end_with(otm_plugin *p, int status, const char *why)
 {
     int none = 0;
-    if (__atomic_compare_exchange_n(&p->end_status, &none, status + 1, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&p->end_why, why, __ATOMIC_RELEASE);
+    if (!__atomic_compare_exchange_n(&p->end_recorded, &none, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;
+    p->end_why = why;
+    __atomic_store_n(&p->end_status, status + 1, __ATOMIC_RELEASE);
 }
 
 /* Called on the thread that ends the faulted EXECUTE: reports it and marks
@@ -141,19 +175,59 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     /* As in one process: exit(N) ends the program with N, a fatal signal
      * kills it (a shell reports 128 + the signal). First one wins. */
     int status = f->flags & OTM_EXEC_EXITED ? f->exit_status & 0xff : 128 + (f->signo & 0x7f);
-    end_with(p, status, "the target region ended the program");
+    otm_host_end_with(p, status, "the target region ended the program");
 }
 
-/* A worker lost to a liveness probe (the core's worker_lost hook): the
- * device is said lost at once, and the job ends in order as after a fault
- * (libomptarget would end the program at the failed region anyway); the
- * lost worker gets no EXIT, so the host aborts the job, which takes the
- * stopped or dead rank down too. */
-static void worker_lost(void *ctx, int rank)
+/* A worker lost (the core's worker_lost hook: a liveness probe, or an
+ * operation without progress for a timeout): the device is said lost at
+ * once, and the job ends in order as after a fault (libomptarget would end
+ * the program at the failed call anyway); the lost worker gets no EXIT, so
+ * the host aborts the job, which takes the stopped or dead rank down too. */
+static void worker_lost(void *ctx, int rank, otm_status why)
 {
     otm_plugin *p = ctx;
-    otm_host_device_lost(p, rank);
-    end_with(p, 1, "a device stopped answering");
+    otm_host_device_lost(p, rank, why);
+    otm_host_end_with(p, 1, "a device stopped answering");
+}
+
+/* A duration as the settings spell it: whole seconds, else ms, us or ns. */
+static void duration_text(uint64_t ns, char *buf, size_t len)
+{
+    static const struct { uint64_t ns; const char *unit; } units[] = {
+        {1000000000u, "s"}, {1000000u, "ms"}, {1000u, "us"}, {1u, "ns"}};
+    size_t i = 0;
+    while (ns % units[i].ns)
+        i++;
+    snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].unit);
+}
+
+/* A region ran longer than OMPTARGET_MPI_KERNEL_TIMEOUT (the core's
+ * region_timeout hook): said once with its device, rank, region and the
+ * setting's value, the device marked failed, and the job ends as after a
+ * fault, with OTM_EXIT_KERNEL_TIMEOUT. The rank, still in the region,
+ * cannot hear the exit: the host aborts the job, which takes it down. */
+static void region_timeout(void *ctx, int rank, uint64_t kernel)
+{
+    otm_plugin *p = ctx;
+    otm_device *d = &p->devices[rank - 1];
+    char limit[32];
+    duration_text(p->settings.core.kernel_timeout_ns, limit, sizeof limit);
+    const char *name = kernel ? entry_name(d, kernel) : NULL;
+    pthread_mutex_lock(&p->lock);
+    int first = !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+    if (first) {
+        snprintf(d->failure, sizeof d->failure, "target region %s ran longer than "
+                 "OMPTARGET_MPI_KERNEL_TIMEOUT=%s: the host gave up on it, and on its "
+                 "rank, which cannot hear the end of the job while the region runs",
+                 name ? name : "(unknown)", limit);
+        __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (first)
+        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+                       d->failure);
+    otm_host_end_with(p, OTM_EXIT_KERNEL_TIMEOUT, "a target region ran longer than "
+                      "OMPTARGET_MPI_KERNEL_TIMEOUT");
 }
 
 void otm_host_region_hooks(otm_hooks *h)
@@ -161,6 +235,7 @@ void otm_host_region_hooks(otm_hooks *h)
     h->region_output = region_output;
     h->region_fault = region_fault;
     h->worker_lost = worker_lost;
+    h->region_timeout = region_timeout;
 }
 
 otm_pqueue *otm_pqueue_new(otm_plugin *p)
@@ -181,7 +256,7 @@ static void pqueue_ref(otm_plugin *p, otm_pqueue *q)
     pthread_mutex_unlock(&p->lock);
 }
 
-void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
+static void pqueue_unref(otm_plugin *p, otm_pqueue *q)
 {
     pthread_mutex_lock(&p->lock);
     int left = --q->refs;
@@ -189,15 +264,25 @@ void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
     if (left)
         return;
     for (size_t i = 0; i < q->nwaits; i++)
-        otm_pqueue_unref(p, q->waits[i]);
+        pqueue_unref(p, q->waits[i]);
     otm_plugin_free(q->waits);
     otm_queue_fini(&p->node, &q->q);
     pthread_mutex_destroy(&q->lock);
     otm_plugin_free(q);
 }
 
+void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
+{
+    if (otm_plugin_enter(p))
+        return;
+    pqueue_unref(p, q);
+    otm_plugin_leave(p);
+}
+
 void otm_pqueue_release(otm_plugin *p, otm_pqueue *q)
 {
+    if (otm_plugin_enter(p))
+        return;
     pthread_mutex_lock(&q->lock);
     otm_pqueue **waits = q->waits;
     size_t n = q->nwaits;
@@ -205,9 +290,10 @@ void otm_pqueue_release(otm_plugin *p, otm_pqueue *q)
     q->nwaits = q->waits_cap = 0;
     pthread_mutex_unlock(&q->lock);
     for (size_t i = 0; i < n; i++)
-        otm_pqueue_unref(p, waits[i]);
+        pqueue_unref(p, waits[i]);
     otm_plugin_free(waits);
-    otm_pqueue_unref(p, q);
+    pqueue_unref(p, q);
+    otm_plugin_leave(p);
 }
 
 /* Adds w to q's waits, with the reference the caller took on it; q's lock
@@ -232,10 +318,8 @@ static int add_wait(otm_pqueue *q, otm_pqueue *w)
     return 1;
 }
 
-int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+static int pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
 {
-    if (!on || on == q)
-        return 0;
     /* on, and what on waits on: the event may sit behind a wait of on's,
      * on a queue that only a waiter progresses (pump_waits goes one level
      * deep). A snapshot under on's lock alone, with references taken, so
@@ -263,15 +347,28 @@ int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
     pthread_mutex_unlock(&q->lock);
     for (size_t i = 0; i < n; i++)
         if (add[i])
-            otm_pqueue_unref(p, add[i]);
+            pqueue_unref(p, add[i]);
     otm_plugin_free(add);
+    return rc;
+}
+
+int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+{
+    if (!on || on == q)
+        return 0;
+    if (otm_plugin_enter(p))
+        return -1;
+    int rc = pqueue_depend(p, q, on);
+    otm_plugin_leave(p);
     return rc;
 }
 
 otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
 {
-    if (!ai->Queue)
+    if (!ai->Queue && !otm_plugin_enter(p)) {
         ai->Queue = otm_pqueue_new(p);
+        otm_plugin_leave(p);
+    }
     return ai->Queue;
 }
 
@@ -428,13 +525,21 @@ static otm_status take_failure(otm_pqueue *q)
 
 otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
 {
+    if (otm_plugin_enter(p))
+        return OTM_ERR_SHUTDOWN;
     wait_until(p, q, NULL);
+    otm_plugin_leave(p);
     return take_failure(q);
 }
 
 int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 {
+    if (otm_plugin_enter(p)) {
+        *st = OTM_ERR_SHUTDOWN;
+        return 1;
+    }
     pumped r = pump_all(p, q, 0);
+    otm_plugin_leave(p);
     if (!r.empty)
         return 0;
     *st = take_failure(q);
@@ -443,8 +548,12 @@ int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
 
 int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 {
+    if (otm_plugin_enter(p))
+        return OTM_ERR_SHUTDOWN;
     wait_until(p, q, ev);
-    return ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
+    int st = ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
+    otm_plugin_leave(p);
+    return st;
 }
 
 /* Enqueues op on q and starts it; *ev (when not NULL) gets a reference. */
@@ -460,24 +569,29 @@ static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_ev
     return st;
 }
 
-/* A device that stopped answering while a region ran on it (the core's
- * liveness probes, DESIGN.md §5): said once, with its rank, and marked
- * failed, so that later calls on it fail at once instead of each waiting
- * for its own timeout. */
-void otm_host_device_lost(otm_plugin *p, int rank)
+/* A device that stopped answering (the core's liveness probes while a
+ * region ran on it, or an operation without progress, DESIGN.md §5): said
+ * once, with its rank, and marked failed, so that later calls on it fail
+ * at once instead of each waiting for its own timeout. */
+void otm_host_device_lost(otm_plugin *p, int rank, otm_status why)
 {
     if (rank < 1 || rank > p->ndevices)
         return;
     otm_device *d = &p->devices[rank - 1];
+    uint64_t ms = p->settings.core.timeout_ns / 1000000;
     pthread_mutex_lock(&p->lock);
     int first = !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
-    if (first) {
+    if (first && why == OTM_ERR_TIMEOUT)
+        snprintf(d->failure, sizeof d->failure, "stopped answering: an operation with "
+                 "it made no progress for %llu ms (OMPTARGET_MPI_TIMEOUT); its rank "
+                 "died or is stopped", (unsigned long long)ms);
+    else if (first)
         snprintf(d->failure, sizeof d->failure, "stopped answering while a target "
                  "region ran on it: no answer to a liveness probe within %llu ms (half "
                  "of OMPTARGET_MPI_TIMEOUT); its rank died or is stopped",
-                 (unsigned long long)(p->settings.core.timeout_ns / 2000000));
+                 (unsigned long long)(ms / 2));
+    if (first)
         __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
-    }
     pthread_mutex_unlock(&p->lock);
     if (first)
         otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
@@ -489,7 +603,7 @@ static int32_t report(otm_plugin *p, const otm_op *op, const char *what, otm_sta
     if (st == OTM_OK)
         return OFFLOAD_SUCCESS;
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, op->rank);
+        otm_host_device_lost(p, op->rank, st);
     otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
                    otm_status_text(st));
     otm_host_end_if_faulted(p);
@@ -498,14 +612,39 @@ static int32_t report(otm_plugin *p, const otm_op *op, const char *what, otm_sta
 
 otm_status otm_host_run_op(otm_plugin *p, const otm_op *op)
 {
+    if (otm_plugin_enter(p))
+        return OTM_ERR_SHUTDOWN;
     otm_pqueue *q = otm_pqueue_new(p);
-    if (!q)
-        return OTM_ERR_NOMEM;
-    otm_status st = enqueue(p, q, op, NULL);
+    otm_status st = q ? enqueue(p, q, op, NULL) : OTM_ERR_NOMEM;
     if (st == OTM_OK)
         st = otm_pqueue_wait(p, q);
-    otm_pqueue_unref(p, q);
+    if (q)
+        pqueue_unref(p, q);
+    otm_plugin_leave(p);
     return st;
+}
+
+/* Enqueues op on ai's queue; with `ended`, waits for the operation
+ * itself to end (the retrieve rule). Reports as otm_host_submit_op. */
+static int32_t submit_async(otm_plugin *p, const otm_op *op, __tgt_async_info *ai,
+                            const char *what, int ended)
+{
+    otm_event *ev = NULL;
+    if (otm_plugin_enter(p))
+        return report(p, op, what, OTM_ERR_SHUTDOWN);
+    otm_pqueue *q = otm_async_queue(p, ai);
+    if (!q) {
+        otm_plugin_leave(p);
+        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
+        return OFFLOAD_FAIL;
+    }
+    otm_status st = enqueue(p, q, op, ended ? &ev : NULL);
+    if (st == OTM_OK && ended) {
+        st = (otm_status)otm_event_wait(p, q, ev);
+        otm_event_unref(&p->node, ev);
+    }
+    otm_plugin_leave(p);
+    return report(p, op, what, st);
 }
 
 int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
@@ -513,31 +652,15 @@ int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
 {
     if (!ai)
         return report(p, op, what, otm_host_run_op(p, op));
-    otm_pqueue *q = otm_async_queue(p, ai);
-    if (!q) {
-        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
-        return OFFLOAD_FAIL;
-    }
-    return report(p, op, what, enqueue(p, q, op, NULL));
+    return submit_async(p, op, ai, what, 0);
 }
 
 int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
                                  __tgt_async_info *ai, const char *what)
 {
     if (!ai)
-        return otm_host_submit_op(p, op, NULL, what);
-    otm_pqueue *q = otm_async_queue(p, ai);
-    otm_event *ev = NULL;
-    if (!q) {
-        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
-        return OFFLOAD_FAIL;
-    }
-    otm_status st = enqueue(p, q, op, &ev);
-    if (st == OTM_OK) {
-        st = (otm_status)otm_event_wait(p, q, ev);
-        otm_event_unref(&p->node, ev);
-    }
-    return report(p, op, what, st);
+        return report(p, op, what, otm_host_run_op(p, op));
+    return submit_async(p, op, ai, what, 1);
 }
 
 /* ---- the end ---- */

@@ -12,6 +12,7 @@
  * The host's end: at the program's end (otm_host_end, from rtl.c), or as
  * soon as a region faulted or called exit() (otm_host_end_if_faulted).
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -180,6 +184,18 @@ static void map_end(const otm_plugin *p)
     }
 }
 
+/* The status the host ends the job with, when the plugin decides it (a
+ * fault, a lost device): the launcher exits with it, whatever the MPI
+ * runtime reports (an MPI_Abort, a rank it killed). */
+static void map_status(const otm_plugin *p, int status)
+{
+    FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
+    if (f) {
+        fprintf(f, "status %d\n", status);
+        fclose(f);
+    }
+}
+
 static void device_map(otm_plugin *p)
 {
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
@@ -287,6 +303,27 @@ static void dump_coverage(void)
 #endif
 }
 
+/* Before MPI_Abort: what this process wrote to a pipe (an MPI launcher
+ * reads its ranks' output through one) has been read. The abort has the
+ * launcher kill the job, and the lines written just before it, those that
+ * say why, were lost at times (once in many runs under MPICH). Bounded:
+ * a reader that takes nothing gets 2 s. */
+static void let_output_drain(void)
+{
+    fflush(NULL);
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat st;
+        int queued = 0;
+        if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+            continue;
+        for (int tries = 0; tries < 200; tries++) {
+            if (ioctl(fd, FIONREAD, &queued) || queued == 0)
+                break;
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        }
+    }
+}
+
 /* The end of a process the plugin decides: what stdio holds is written,
  * libomp's registration removed, coverage counters dumped. */
 static _Noreturn void end_process(int status)
@@ -299,8 +336,10 @@ static _Noreturn void end_process(int status)
 
 /* A bad setting in a job a launcher started: no rank may run the program
  * instead (a device rank never runs main), so the job ends with status 1.
- * The launcher gives every rank the same settings, so every rank is here:
- * only rank 0 says why, and MPI is finalised in order. */
+ * Every rank is here together: they judged each other's settings
+ * (agree_settings), or this one is alone (a job of one rank, an MPI that
+ * every rank finds wanting). Only rank 0 says why, and MPI is finalised
+ * in order: no rank waits in a collective another will not enter. */
 static _Noreturn void refuse_job(otm_plugin *p, const char *why)
 {
     int inited = 0, provided = 0, rank = 0;
@@ -313,6 +352,9 @@ static _Noreturn void refuse_job(otm_plugin *p, const char *why)
     if (rank == 0)
         otm_plugin_log(OTM_LOG_ERROR, "%s; the job ends (status 1) before any rank "
                        "runs the program", why);
+    /* Open MPI's mpirun kills the ranks still finalising once one has
+     * exited with status 1: this process's registration goes first. */
+    drop_libomp_registration();
     if (p->mpi_owned)
         MPI_Finalize();
     end_process(1);
@@ -333,13 +375,14 @@ static _Noreturn void abort_job(void)
                    "(status 1)", rank);
     drop_libomp_registration();
     dump_coverage();
+    let_output_drain();
     MPI_Abort(MPI_COMM_WORLD, 1);
     end_process(1);
 }
 
 /* ---- the program's MPI (src/pmpi, otm/pmpi.h) -------------------------------- */
 
-static _Noreturn void end_job(otm_plugin *p, int status);
+static _Noreturn void end_job(otm_plugin *p, int status, const char *why);
 
 /* The program's MPI_Finalize: the devices end in order, then MPI. */
 static int program_finalize(void)
@@ -352,9 +395,10 @@ static int program_finalize(void)
     return done ? MPI_SUCCESS : MPI_Finalize();
 }
 
+/* The layer said why (an MPI_ERRORS_ARE_FATAL error). */
 static _Noreturn void program_end_job(int status)
 {
-    end_job(instance, status);
+    end_job(instance, status, NULL);
 }
 
 static otm_pmpi_host program_mpi = {.finalize = program_finalize,
@@ -428,6 +472,73 @@ static otm_plugin *no_memory_at_start(void)
     return NULL;
 }
 
+/* Waits for the collective `req` for up to `limit` ns (0: for ever);
+ * 0 when it completed. */
+static int wait_for(MPI_Request *req, uint64_t limit, const otm_settings *s)
+{
+    otm_idle idle;
+    int done = 0;
+    uint64_t begin = otm_clock_ns();
+    otm_idle_init(&idle, s);
+    while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (limit && otm_clock_ns() - begin > limit)
+            return -1;
+        otm_idle_after(&idle, 0, 0);
+    }
+    return done ? 0 : -1;
+}
+
+/* The ranks' settings agree, or the job is refused on every rank at once.
+ * Each rank's card (its values, or the line saying why its own did not
+ * load) goes to every rank in one collective that every rank enters
+ * whatever its settings, before anything depends on them (the
+ * communicators that OMPTARGET_MPI_NUM_COMMS counts are duplicated next,
+ * collectively); each rank then judges the same cards the same way. A rank
+ * that never enters (another program, a rank that died) is waited for one
+ * timeout, then the job is aborted. `err`: this rank's settings did not
+ * load, and why. */
+static void agree_settings(otm_plugin *p, const char *err)
+{
+    int size = 0, rank = 0;
+    MPI_Request req;
+    char msg[1024];
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    otm_settings_card mine, *all = otm_plugin_calloc((size_t)size, sizeof *all);
+    if (!all) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the settings of %d ranks", size);
+        abort_job();
+    }
+    otm_settings_card_make(&mine, &p->settings, err);
+    /* A rank whose settings did not load holds the defaults. */
+    uint64_t limit = p->settings.core.timeout_ns;
+    if (MPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                       MPI_BYTE, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_for(&req, limit, &p->settings)) {
+        otm_plugin_log(OTM_LOG_ERROR, "rank %d: the ranks did not all start the plugin "
+                       "within %.3g s (OMPTARGET_MPI_TIMEOUT): is every rank the same "
+                       "program?", rank, (double)limit / 1e9);
+        abort_job();
+    }
+    otm_status st = otm_settings_judge(all, size, msg, sizeof msg);
+    otm_plugin_free(all);
+    if (st)
+        refuse_job(p, msg);
+}
+
+/* OMPTARGET_MPI_STDERR_TO_STDOUT: rank 0's stderr becomes its stdout, so
+ * that what the program, libomptarget and the plugin write to the two
+ * reaches a caller who merged them (2>&1) in the order written. mpiexec
+ * forwards a rank's two streams apart, and on a busy machine a line
+ * written to stderr could come out after stdout lines written later. */
+static void merge_stderr(void)
+{
+    fflush(stderr);
+    if (dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
+        otm_plugin_log(OTM_LOG_WARN, "OMPTARGET_MPI_STDERR_TO_STDOUT: cannot make "
+                       "stderr stdout (%s); they stay apart", strerror(errno));
+}
+
 static otm_plugin *start(void)
 {
     char err[256];
@@ -439,10 +550,10 @@ static otm_plugin *start(void)
     pthread_mutex_init(&p->images_lock, NULL);
     pthread_mutex_init(&p->wait_lock, NULL);
     int launched = under_launcher();
-    /* NULL: the settings are the process's environment. */
-    if (otm_settings_load(&p->settings, NULL, NULL, err, sizeof err)) {
-        if (launched)
-            refuse_job(p, err);
+    /* NULL: the settings are the process's environment. A bad value in a
+     * launched job is judged with the other ranks' (agree_settings). */
+    int bad = otm_settings_load(&p->settings, NULL, NULL, err, sizeof err) != OTM_OK;
+    if (bad && !launched) {
         otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
         return otm_plugin_free(p), NULL;
     }
@@ -456,14 +567,19 @@ static otm_plugin *start(void)
     /* A job of one rank, or an MPI that cannot serve (said why): 0
      * devices, as for a program that holds MPI at a lower thread level. */
     if (start_mpi(p)) {
+        if (bad)
+            refuse_job(p, err);
         if (p->mpi_owned && !leave_mpi_to_program())
             MPI_Finalize();
         return otm_plugin_free(p), NULL;
     }
+    agree_settings(p, bad ? err : NULL);
     if (otm_node_init(&p->node, &p->settings.core, &h))
         abort_job();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, p->world_errhandler);
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
+    if (p->role == OTM_ROLE_HOST && p->settings.stderr_to_stdout)
+        merge_stderr();
     if (p->role == OTM_ROLE_HOST)
         otm_host_region_hooks(&p->node.hooks);
     hold_rank_file(p);
@@ -551,21 +667,53 @@ static void exit_workers(otm_plugin *p)
                        p->ndevices);
 }
 
-void otm_host_end(otm_plugin *p)
+/* The status recorded for the job's end (otm_host_end_with), or -1. */
+static int recorded_status(otm_plugin *p)
 {
-    if (p->node.life == OTM_LIFE_DONE)
-        return;
+    return __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
+}
+
+/* A thread that may not take part in an end that ends the process: it
+ * waits for that, holding nothing. */
+static _Noreturn void wait_for_the_end(void)
+{
+    for (;;)
+        pause();
+}
+
+void otm_host_end_wait(otm_plugin *p)
+{
+    if (recorded_status(p) >= 0)
+        wait_for_the_end();
+}
+
+/* The end itself, on the thread the node elected. The other threads
+ * finish what they are inside of first: every wait ends, by a reply or a
+ * timeout. When the process ends right after (`process_ends`, or a status
+ * recorded meanwhile) the devices stay allocated: a thread on its way to
+ * the node's door may still read them. */
+static void run_end(otm_plugin *p, int process_ends)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, &p->settings);
+    assert(!otm_plugin_inside());   /* it would wait for itself */
+    while (!otm_host_end_alone(&p->node))
+        otm_idle_after(&idle, 0, 0);
     map_end(p);
     detach_program_mpi();
     exit_workers(p);
     otm_plugin_trace_end(p);
-    otm_host_release(p);
+    int status = recorded_status(p);
+    if (status >= 0)
+        map_status(p, status);
+    if (!process_ends && status < 0)
+        otm_host_release(p);
     /* A worker that never heard EXIT would keep MPI_Finalize waiting for
-     * ever: end the job instead of hanging. */
+     * ever: end the job instead of hanging, with the status said. */
     if (p->node.exit_failures) {
-        fflush(NULL);
         dump_coverage();
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        let_output_drain();
+        MPI_Abort(MPI_COMM_WORLD, status > 0 ? status : 1);
     }
     otm_node_fini(&p->node);
     otm_plugin_alloc_report();
@@ -574,26 +722,45 @@ void otm_host_end(otm_plugin *p)
     otm_node_release(&p->node);
 }
 
-/* Here rather than beside region_fault and worker_lost (host.c), which
- * only record the status: this is the other way the host's process ends, the job first
- * (otm_host_end), then the process with _exit, as the region would have
- * ended it in one process. */
-void otm_host_end_if_faulted(otm_plugin *p)
+/* The job first (run_end), then this process, with the status recorded:
+ * the first recorded wins, whoever records later. A thread that loses the
+ * election waits for the winner to end the process. */
+static _Noreturn void end_job(otm_plugin *p, int status, const char *why)
 {
-    int status = __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
-    if (status < 0)
-        return;
-    const char *why = __atomic_load_n(&p->end_why, __ATOMIC_ACQUIRE);
-    otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d",
-                   why ? why : "the target region ended the program", status);
-    end_job(p, status);
+    otm_host_end_with(p, status, why);
+    if (!otm_host_end_claim(&p->node))
+        wait_for_the_end();
+    status = recorded_status(p);
+    why = p->end_why;
+    if (why)
+        otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
+                       status);
+    run_end(p, 1);
+    end_process(status);
 }
 
-/* The job first (otm_host_end), then this process, with `status`. */
-static _Noreturn void end_job(otm_plugin *p, int status)
+void otm_host_end(otm_plugin *p)
 {
-    otm_host_end(p);
-    end_process(status);
+    if (!otm_host_end_claim(&p->node)) {
+        otm_host_end_wait(p);
+        return;
+    }
+    run_end(p, 0);
+    int status = recorded_status(p);
+    if (status >= 0) {
+        const char *why = p->end_why;
+        if (why)
+            otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
+                           status);
+        end_process(status);
+    }
+}
+
+void otm_host_end_if_faulted(otm_plugin *p)
+{
+    int status = recorded_status(p);
+    if (status >= 0)
+        end_job(p, status, NULL);
 }
 
 /* ---- the worker's begin and end ---------------------------------------------- */

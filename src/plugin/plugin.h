@@ -88,6 +88,15 @@ typedef struct otm_device {
     char failure[640];              /* why, for those calls */
 } otm_device;
 
+/* How long a kernel last ran on this worker (worker.c): one slot per
+ * kernel address modulo OTM_KERNEL_TIMES, a later kernel of the same slot
+ * taking it over. Written by the thread that ran the kernel, read by the
+ * gate's holder (atomically, each field). */
+#define OTM_KERNEL_TIMES 64
+typedef struct otm_kernel_time {
+    uint64_t kernel, ns;
+} otm_kernel_time;
+
 /* An image loaded on a worker. */
 typedef struct otm_loaded {
     uint64_t id;
@@ -107,6 +116,10 @@ typedef struct otm_plugin {
     int program_finalized;          /* the program's MPI_Finalize ended the
                                      * devices (src/pmpi) */
     int usm_requested;
+    int retrieve_waits;             /* data_retrieve_async returns once its
+                                     * retrieve ended (the retrieve rule,
+                                     * rtl.c): libomptarget 14; 15 and later
+                                     * call init_plugin, which clears it */
     /* the program's registered descriptors (images.c) */
     pthread_mutex_t images_lock;
     __tgt_bin_desc **descs;
@@ -123,15 +136,19 @@ typedef struct otm_plugin {
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
-    const char *end_why;            /* why the job ends (end_status) */
-    int end_status;                 /* 1 + the status a region ended the
-                                     * program with, 0: none (atomic) */
+    int end_recorded;               /* otm_host_end_with was first (atomic) */
+    const char *end_why;            /* why the job ends, NULL: said already */
+    int end_status;                 /* 1 + the status the job ends with, 0:
+                                     * none yet (atomic; written after
+                                     * end_why) */
     /* worker */
     otm_loaded *loaded;             /* images loaded (images_lock) */
     size_t nloaded, loaded_cap;
     int expected_registrations;     /* start-up descriptors to wait for */
+    struct otm_worker_shell *shell; /* the worker's threads (worker.c) */
     struct otm_output *output;      /* the regions' captured output */
     int test_kill_kind;             /* OTM_TEST_KILL_AT's kind, or 0 */
+    otm_kernel_time kernel_times[OTM_KERNEL_TIMES];
 } otm_plugin;
 
 /* ---- the life of the plugin in this process (lifecycle.c) ---- */
@@ -146,15 +163,32 @@ otm_plugin *otm_plugin_host(void);
 /* Once no thread records any more: writes this rank's trace file, prints
  * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
 void otm_plugin_trace_end(otm_plugin *p);
-/* The host's end of the job: EXIT to every worker and their
- * acknowledgements, the trace, the host's state freed (otm_host_release),
- * then MPI_Finalize, or MPI_Abort when a worker missed the EXIT; once
- * (later calls return at once). */
+/*
+ * The host's end of the job. Any host thread may come to it, several at
+ * once (a fault seen by each thread waiting on that device, the program's
+ * end); the node elects one (otm_host_end_claim, otm/node.h), which waits
+ * until no thread is inside the node (otm_plugin_enter), then runs it
+ * alone: EXIT to every worker and their acknowledgements, the trace, the
+ * host's state freed, then MPI_Finalize, or MPI_Abort when a worker missed
+ * the EXIT. None of these is called inside the node.
+ */
+/* The end at the program's end (the last unregister_lib, the program's
+ * MPI_Finalize). A thread that loses the election returns at once, or,
+ * when the job's end ends the process (a status is recorded), waits for
+ * that (otm_host_end_wait). If a region faulted while the end drained the
+ * queues, the process then ends with its status, as it would alone. */
 void otm_host_end(otm_plugin *p);
-/* After a region faulted or called exit() (region_fault): ends the job and
- * the process with the status the region gave, as in one process. A
- * failing entry point calls it before it returns; no-op otherwise. */
+/* After a region faulted or called exit() (region_fault) or a device was
+ * lost (worker_lost): ends the job and the process with the status
+ * recorded, as in one process, saying so once. A failing entry point
+ * calls it before it returns; no-op when nothing is recorded. */
 void otm_host_end_if_faulted(otm_plugin *p);
+/* Where a thread goes that may not take part in the end (it lost the
+ * election, or the node refused it): when the end ends the process (a
+ * status is recorded), it waits here for ever, so that libomptarget never
+ * sees its call fail and aborts the process under the end; otherwise it
+ * returns. */
+void otm_host_end_wait(otm_plugin *p);
 /* A worker, before it serves: the regions' output captured
  * (OMPTARGET_MPI_FORWARD_OUTPUT) and their faults caught; a part that
  * fails is logged and done without. */
@@ -240,6 +274,24 @@ int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt);
 void otm_memory_release(otm_plugin *p);
 
 /* ---- host (host.c) ---- */
+/* The end's fence: a host thread calls these around what it does with the
+ * node, its queues and its events (otm_host_enter, otm/node.h); the
+ * functions of host.c below do so themselves. Nested calls count once.
+ * otm_plugin_enter returns 0 (inside), or -1 once the end was claimed:
+ * the caller touches nothing of the node and fails; when the end ends the
+ * process it never returns (otm_host_end_wait). */
+int otm_plugin_enter(otm_plugin *p);
+void otm_plugin_leave(otm_plugin *p);
+/* How deep the calling thread is inside the node (0: outside). */
+int otm_plugin_inside(void);
+/* The status of a job whose region ran longer than
+ * OMPTARGET_MPI_KERNEL_TIMEOUT: a program whose alarm went off, 128 +
+ * SIGALRM, as a fault gives 128 + its signal (and unlike timeout(1)'s 124,
+ * which a wrapper of the job may give for itself). */
+#define OTM_EXIT_KERNEL_TIMEOUT 142
+/* Records the status the job is to end with, and why (otm_host_end_if_
+ * faulted says it; `why` NULL: said already); the first one wins. */
+void otm_host_end_with(otm_plugin *p, int status, const char *why);
 /* The devices: one per rank >= 1. -1 when memory is short. */
 int otm_host_start(otm_plugin *p);
 /* Frees what otm_host_start made and the calls since added to the devices
@@ -248,10 +300,12 @@ void otm_host_release(otm_plugin *p);
 /* The device, or NULL (logged) for a bad id, a process without devices or
  * a device that failed. */
 otm_device *otm_host_device(int32_t id);
-/* Worker `rank` stopped answering while a region ran on it (a call ended
- * with OTM_ERR_UNRESPONSIVE): said once, with its device and rank, and the
- * device marked failed, so that later calls on it fail at once. */
-void otm_host_device_lost(otm_plugin *p, int rank);
+/* Worker `rank` stopped answering: `why` OTM_ERR_UNRESPONSIVE, to a
+ * liveness probe while a region ran on it; OTM_ERR_TIMEOUT, an operation
+ * with it made no progress for a timeout (the core's worker_lost). Said
+ * once, with its device and rank, and the device marked failed, so that
+ * later calls on it fail at once. */
+void otm_host_device_lost(otm_plugin *p, int rank, otm_status why);
 /* The node's hooks of the host: the regions' output to stdout/stderr, and
  * their faults reported and their device marked failed. */
 void otm_host_region_hooks(otm_hooks *h);

@@ -134,13 +134,18 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
     return OFFLOAD_SUCCESS;
 }
 
-/* LLVM 16: the first call after dlopen. It starts the instance (MPI, the
- * settings), as number_of_devices would; a process without an MPI job
- * still succeeds here and then reports 0 devices, because a failure would
- * only make libomptarget retry the same file under its other name. */
+/* LLVM 15 and later: the first call after dlopen. It starts the instance
+ * (MPI, the settings), as number_of_devices would; a process without an
+ * MPI job still succeeds here and then reports 0 devices, because a
+ * failure would only make libomptarget retry the same file under its
+ * other name. None of these versions needs the retrieve rule (below), so
+ * it turns it off: it stays for libomptarget 14 alone, which never calls
+ * init_plugin. */
 int32_t __tgt_rtl_init_plugin(void)
 {
-    (void)otm_plugin_get();
+    otm_plugin *p = otm_plugin_get();
+    if (p)
+        __atomic_store_n(&p->retrieve_waits, 0, __ATOMIC_RELAXED);
     return OFFLOAD_SUCCESS;
 }
 
@@ -325,7 +330,9 @@ void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
 {
     (void)host;
     otm_device *d = device(id);
-    if (!d || size < 0)
+    if (!d)
+        return NULL;            /* device() said why */
+    if (size < 0)
         return fail("%s on device %d: bad size", "data_alloc", id), NULL;
     if (kind == TARGET_ALLOC_SHARED)
         return fail("%s on device %d: shared memory cannot span processes",
@@ -363,9 +370,10 @@ static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = kind, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt,
                  .host = host, .size = (uint64_t)size};
-    if (kind == OTM_KIND_RETRIEVE)
-        return otm_host_submit_op_ended(otm_plugin_host(), &op, ai, what);
-    return otm_host_submit_op(otm_plugin_host(), &op, ai, what);
+    otm_plugin *p = otm_plugin_host();
+    if (kind == OTM_KIND_RETRIEVE && __atomic_load_n(&p->retrieve_waits, __ATOMIC_RELAXED))
+        return otm_host_submit_op_ended(p, &op, ai, what);
+    return otm_host_submit_op(p, &op, ai, what);
 }
 
 int32_t __tgt_rtl_data_submit(int32_t id, void *tgt, void *host, int64_t size)
@@ -386,14 +394,20 @@ int32_t __tgt_rtl_data_retrieve(int32_t id, void *host, void *tgt, int64_t size)
     return transfer(id, OTM_KIND_RETRIEVE, tgt, host, size, NULL, "data_retrieve");
 }
 
-/* The retrieve rule: host memory a retrieve writes holds the device's bytes
- * when data_retrieve_async returns, as with the in-process plugin. The
- * queue's earlier operations run first (it is in order); its later ones
- * stay asynchronous. libomptarget relies on this: right after issuing the
- * retrieve of a struct with pointer members (target update from, the end
- * of target data, exit data), it writes the host's own pointers back into
- * the struct (the shadow-pointer restore) without synchronizing, so a
- * retrieve that landed later would put device addresses there. */
+/* The retrieve rule, for libomptarget 14 (retrieve_waits): host memory a
+ * retrieve writes holds the device's bytes when data_retrieve_async
+ * returns, as with the in-process plugin. The queue's earlier operations
+ * run first (it is in order); its later ones stay asynchronous.
+ * libomptarget 14 relies on this: right after issuing the retrieve of a
+ * struct with pointer members (target update from, the end of target
+ * data, exit data), it writes the host's own pointers back into the struct
+ * (the shadow-pointer restore) without synchronizing, so a retrieve that
+ * landed later would put device addresses there. 15 synchronizes first,
+ * 16 and later restore in a post-processing step after the queue ended.
+ * There the rule would only cost: the thread that issued the retrieve
+ * would wait for the kernel ahead of it, so a nowait region would hold a
+ * hidden helper thread for its whole run instead of being polled
+ * (query_async) by whichever helper is free (DESIGN.md §6). */
 int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host, void *tgt, int64_t size,
                                       __tgt_async_info *ai)
 {
@@ -523,7 +537,7 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     ai->Queue = NULL;
     otm_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, id + 1);
+        otm_host_device_lost(p, id + 1, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otm_host_end_if_faulted(p);
@@ -550,7 +564,7 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
     ai->Queue = NULL;
     otm_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, id + 1);
+        otm_host_device_lost(p, id + 1, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otm_host_end_if_faulted(p);
@@ -573,12 +587,15 @@ int32_t __tgt_rtl_create_event(int32_t id, void **event)
 
 static void pevent_clear(otm_plugin *p, otm_pevent *e)
 {
+    if (otm_plugin_enter(p))
+        return;
     if (e->ev)
         otm_event_unref(&p->node, e->ev);
     if (e->queue)
         otm_pqueue_unref(p, e->queue);
     e->ev = NULL;
     e->queue = NULL;
+    otm_plugin_leave(p);
 }
 
 int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
@@ -593,6 +610,8 @@ int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
     if (!q)
         return fail("%s on device %d: out of memory", "record_event", id);
     pevent_clear(p, e);
+    if (otm_plugin_enter(p))
+        return fail("%s on device %d: the job has ended", "record_event", id);
     pthread_mutex_lock(&q->lock);
     e->ev = otm_queue_last(&p->node, &q->q);
     pthread_mutex_unlock(&q->lock);
@@ -602,6 +621,7 @@ int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
         pthread_mutex_unlock(&p->lock);
         e->queue = q;
     }
+    otm_plugin_leave(p);
     return OFFLOAD_SUCCESS;
 }
 
