@@ -4,7 +4,11 @@
  * regions printed) and the threads that serve it until EXIT.
  *
  * The worker reaches here from register_lib, inside the program's first
- * constructor, so the program's main never runs on a worker. What comes
+ * constructor, so the program's main never runs on a worker. That may be
+ * the constructor of a library the program dlopen()s (its main has no
+ * region): glibc then holds its loader lock in this thread for good, and
+ * the loader calls (an image's dlopen, dlsym, dlclose) must run on this
+ * thread (on_loader_thread). What comes
  * before the first region and after EXIT (output capture and the fault
  * guard; MPI_Finalize and _exit, so that no destructor of libomptarget
  * runs against a half-torn-down plugin) is lifecycle.c's.
@@ -24,9 +28,10 @@
 #include "otm/wire.h"
 #include "plugin.h"
 
-/* An image without a table of its own (not made by clang): its entries
- * are the symbols its host record names, which only a worker holding that
- * record (registered at start-up) knows. */
+/* The entries of an image without a table of its own (not made by clang),
+ * or whose table is not the host's: the symbols its host record names, in
+ * the host's order, which only a worker holding that record (registered
+ * at start-up) knows. */
 static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
                                   const __tgt_device_image *own)
 {
@@ -49,8 +54,12 @@ static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
     return OTM_OK;
 }
 
-/* Checks the image's own entry table against the host's, by names, and
- * copies it as (address, size) pairs. */
+/* Takes the image's own entry table, as (address, size) pairs, when its
+ * names are the host's in the host's order: the common case, with no
+ * symbol lookup. Otherwise each host entry is looked up by name, as the
+ * GPU plugins do: `declare target link` gives the host one entry per
+ * variable (its `_decl_tgt_ref_ptr` pointer) that the device image defines
+ * but does not list. */
 static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref *ref,
                                const __tgt_device_image *own)
 {
@@ -63,10 +72,14 @@ static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref
     for (uint64_t i = 0; i < n; i++)
         if (t[i].name)
             h = otm_wire_hash(t[i].name, strlen(t[i].name) + 1, h);
-    if (h != ref->names_hash)
+    if (h != ref->names_hash && !own)
         return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the device image's %llu entries "
-                              "are not the host's (their names differ)", p->node.rank,
-                              (unsigned long long)n), OTM_ERR_NO_KERNEL;
+                              "are not the host's (their names differ) and this rank "
+                              "never registered the host's, so it cannot look them up "
+                              "by name", p->node.rank, (unsigned long long)n),
+               OTM_ERR_NO_KERNEL;
+    if (h != ref->names_hash)
+        return entries_by_name(p, l, own);
     l->entries = otm_plugin_calloc(n ? n : 1, sizeof *l->entries);
     if (!l->entries)
         return OTM_ERR_NOMEM;
@@ -96,9 +109,10 @@ static otm_loaded *loaded_new(otm_plugin *p, uint64_t id)
     return l;
 }
 
-static void unload_image(void *ctx, uint64_t id)
+static void on_loader_thread(otm_plugin *p, void (*fn)(void *), void *arg);
+
+static void unload_here(otm_plugin *p, uint64_t id)
 {
-    otm_plugin *p = ctx;
     pthread_mutex_lock(&p->images_lock);
     for (size_t i = 0; i < p->nloaded; i++) {
         if (p->loaded[i].id != id)
@@ -113,10 +127,9 @@ static void unload_image(void *ctx, uint64_t id)
 
 /* Loads the image the host names: the bytes it sent, or this process's
  * own copy (an object it registered at start-up). */
-static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entry **out,
-                             uint64_t *count)
+static otm_status load_here(otm_plugin *p, const otm_image_ref *ref, const otm_entry **out,
+                            uint64_t *count)
 {
-    otm_plugin *p = ctx;
     char err[256];
     /* This process's record of the image, when it registered it: its bytes
      * if the host did not send them, and the names of its entries. */
@@ -137,7 +150,7 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
     if (st == OTM_OK)
         st = take_entries(p, l, ref, own);
     if (st) {
-        unload_image(p, ref->id);
+        unload_here(p, ref->id);
         return st;
     }
     *out = l->entries;
@@ -145,12 +158,75 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
     return OTM_OK;
 }
 
+/* The device hooks of loading and unloading: each a loader call. */
+typedef struct image_call {
+    otm_plugin *p;
+    const otm_image_ref *ref;
+    uint64_t id;
+    const otm_entry **out;
+    uint64_t *count;
+    otm_status st;
+} image_call;
+
+static void load_call(void *arg)
+{
+    image_call *c = arg;
+    c->st = load_here(c->p, c->ref, c->out, c->count);
+}
+
+static void unload_call(void *arg)
+{
+    image_call *c = arg;
+    unload_here(c->p, c->id);
+}
+
+static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entry **out,
+                             uint64_t *count)
+{
+    image_call c = {.p = ctx, .ref = ref, .out = out, .count = count};
+    on_loader_thread(ctx, load_call, &c);
+    return c.st;
+}
+
+static void unload_image(void *ctx, uint64_t id)
+{
+    image_call c = {.p = ctx, .id = id};
+    on_loader_thread(ctx, unload_call, &c);
+}
+
+/* ---- how long kernels run ---- */
+
+static otm_kernel_time *time_slot(otm_plugin *p, uint64_t kernel)
+{
+    /* Entry points are at least 16-byte aligned. */
+    return &p->kernel_times[(kernel >> 4) % OTM_KERNEL_TIMES];
+}
+
+static void kernel_ran(otm_plugin *p, uint64_t kernel, uint64_t ns)
+{
+    otm_kernel_time *t = time_slot(p, kernel);
+    __atomic_store_n(&t->ns, ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->kernel, kernel, __ATOMIC_RELAXED);
+}
+
+/* Whether `kernel` last ran shorter than a thread spins (SPIN): its
+ * thread may then run it without waking the spare to hold the gate
+ * meanwhile (gate_turn). A kernel not seen yet is not. */
+static int kernel_quick(otm_plugin *p, uint64_t kernel)
+{
+    otm_kernel_time *t = time_slot(p, kernel);
+    return __atomic_load_n(&t->kernel, __ATOMIC_RELAXED) == kernel &&
+           __atomic_load_n(&t->ns, __ATOMIC_RELAXED) < p->settings.spin_ns;
+}
+
 static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t nargs,
                              uint64_t teams, uint64_t threads, otm_region_fault *fault)
 {
     otm_fault f;
-    (void)ctx, (void)teams, (void)threads;
+    (void)teams, (void)threads;
+    uint64_t t0 = otm_clock_ns();
     otm_status st = otm_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
+    kernel_ran(ctx, kernel, otm_clock_ns() - t0);
     if (st == OTM_ERR_KERNEL_FAULT)
         *fault = (otm_region_fault){
             .signo = f.signo, .code = f.code, .addr = f.addr, .exit_status = f.exit_status,
@@ -180,8 +256,8 @@ otm_device_ops otm_worker_device_ops(otm_plugin *p)
     return ops;
 }
 
-/* The worker's threads. HANDLERS kernel threads (the first is the one that
- * reached the device loop) and one spare share two roles: one thread at a
+/* The worker's threads. HANDLERS kernel threads and one spare (the thread
+ * that reached the device loop) share two roles: one thread at a
  * time holds the gate (polls MPI for notifications and moves data events),
  * and only kernel threads run kernels, so every kernel runs on one of the
  * same HANDLERS threads, as in one process a program's kernels run on its
@@ -199,11 +275,25 @@ otm_device_ops otm_worker_device_ops(otm_plugin *p)
  * wants it, and only wakes one when it finds a kernel due. Since at most
  * HANDLERS threads run kernels and the spare runs none, a thread is always
  * free to hold the gate: a kernel never stalls a transfer. Threads without
- * a role sleep on a condition variable and cost nothing. */
-typedef struct shell {
+ * a role sleep on a condition variable and cost nothing.
+ *
+ * The spare is also the loader thread: the thread holding the gate hands
+ * it the loader calls (on_loader_thread) and waits. As it runs no kernel,
+ * it answers within a wake-up. */
+typedef struct loader_call {
+    void (*fn)(void *arg);
+    void *arg;
+    int done;               /* under the shell's m */
+} loader_call;
+
+typedef struct otm_worker_shell {
     otm_plugin *p;
     pthread_mutex_t m;
     pthread_cond_t work;
+    pthread_t loader;       /* the thread that reached the device loop */
+    _Atomic(loader_call *) call;  /* the loader call handed to it (set
+                                   * and cleared under m) */
+    pthread_cond_t called;  /* a loader call done, or the slot free */
     atomic_int gate_held;   /* a thread is polling the gate */
     atomic_int gate_wanted; /* kernel threads asking the spare for the gate */
     atomic_int running;     /* threads in otm_handler_run_once */
@@ -211,19 +301,58 @@ typedef struct shell {
     atomic_int stop;
 } shell;
 
+static void on_loader_thread(otm_plugin *p, void (*fn)(void *), void *arg)
+{
+    shell *sh = p->shell;
+    if (!sh || pthread_equal(pthread_self(), sh->loader)) {
+        fn(arg);
+        return;
+    }
+    loader_call c = {.fn = fn, .arg = arg};
+    pthread_mutex_lock(&sh->m);
+    while (atomic_load(&sh->call))
+        pthread_cond_wait(&sh->called, &sh->m);
+    atomic_store(&sh->call, &c);
+    pthread_cond_broadcast(&sh->work);
+    while (!c.done)
+        pthread_cond_wait(&sh->called, &sh->m);
+    pthread_mutex_unlock(&sh->m);
+}
+
+/* The loader thread's part: runs the call handed to it, if any. */
+static void run_loader_call(shell *sh)
+{
+    loader_call *c = atomic_load(&sh->call);
+    if (!c)
+        return;
+    c->fn(c->arg);
+    pthread_mutex_lock(&sh->m);
+    c->done = 1;
+    atomic_store(&sh->call, NULL);
+    pthread_cond_broadcast(&sh->called);
+    pthread_mutex_unlock(&sh->m);
+}
+
 /* One thread's part: its shell and its role. */
 typedef struct server {
     shell *sh;
     int spare;
 } server;
 
-/* Whether a thread may start a kernel event now (a handler slot is free):
- * any, or (`to_run`) one whose kernel has not run yet. */
-static int kernel_due(shell *sh, int to_run)
+/* Whether a thread may start a kernel event now (a handler slot is free). */
+static int kernel_due(shell *sh)
 {
-    otm_node *node = &sh->p->node;
     return atomic_load(&sh->running) < atomic_load(&sh->max_running) &&
-           (to_run ? otm_node_kernels_to_run(node) : otm_node_kernels_waiting(node));
+           otm_node_kernels_waiting(&sh->p->node);
+}
+
+/* The kernel a thread would run if it started one now (a handler slot is
+ * free), or 0: none is due. */
+static uint64_t kernel_to_run(shell *sh)
+{
+    return atomic_load(&sh->running) < atomic_load(&sh->max_running)
+               ? otm_node_kernel_next(&sh->p->node)
+               : 0;
 }
 
 static void wake(shell *sh, int all)
@@ -253,11 +382,20 @@ static int try_kernel(shell *sh)
  * a kernel thread asks for the gate. A kernel thread holding the gate also
  * moves the replies and output of kernels that ran (no program code runs
  * there); the spare wakes a kernel thread for any kernel event, and keeps
- * polling. */
+ * polling.
+ *
+ * A kernel thread leaving to run a kernel wakes the spare to hold the gate
+ * meanwhile, unless that kernel last ran shorter than SPIN (kernel_quick):
+ * then it frees the gate and takes it back when the kernel returns, and
+ * the region costs no wake-up, no second thread at MPI's lock, and no
+ * hand-back (a sleep and a wake-up more). Should such a kernel run long
+ * this time, the spare finds the gate free at the end of its doze, 10 ms
+ * at most, and holds it until the kernel thread asks for it back. */
 static void gate_turn(server *s, otm_idle *idle)
 {
     shell *sh = s->sh;
     otm_node *node = &sh->p->node;
+    int quick = 0;
     otm_idle_after(idle, 1, 0);
     for (;;) {
         int moved = otm_gate_poll_once(node), replying = 0;
@@ -268,13 +406,16 @@ static void gate_turn(server *s, otm_idle *idle)
         if (s->spare) {
             if (atomic_load(&sh->gate_wanted) > 0)
                 break;
-            if (moved && kernel_due(sh, 0))
+            if (moved && kernel_due(sh))
                 wake(sh, 0);
         } else if (otm_node_kernels_waiting(node)) {
             /* One look at the kernel queue while it is empty, as it mostly
              * is while the gate waits. */
-            if (kernel_due(sh, 1))
+            uint64_t kernel = kernel_to_run(sh);
+            if (kernel) {
+                quick = kernel_quick(sh->p, kernel);
                 break;
+            }
             moved |= otm_handler_reply_once(node);
             replying = !moved;
         }
@@ -283,7 +424,9 @@ static void gate_turn(server *s, otm_idle *idle)
     atomic_store(&sh->gate_held, 0);
     /* All when kernel threads ask for the gate: the spare, woken alone,
      * would leave it to them and sleep on. */
-    wake(sh, atomic_load(&sh->stop) || (!s->spare && atomic_load(&sh->gate_wanted) > 0));
+    int others = !s->spare && atomic_load(&sh->gate_wanted) > 0;
+    if (atomic_load(&sh->stop) || others || !quick)
+        wake(sh, atomic_load(&sh->stop) || others);
 }
 
 /* Sleeps until this thread may have something to do: for a kernel thread,
@@ -293,8 +436,9 @@ static void doze(server *s)
 {
     shell *sh = s->sh;
     pthread_mutex_lock(&sh->m);
-    int idle = s->spare ? atomic_load(&sh->gate_held) || atomic_load(&sh->gate_wanted) > 0
-                        : atomic_load(&sh->gate_held) && !kernel_due(sh, 0);
+    int idle = s->spare ? (atomic_load(&sh->gate_held) || atomic_load(&sh->gate_wanted) > 0) &&
+                              !atomic_load(&sh->call)
+                        : atomic_load(&sh->gate_held) && !kernel_due(sh);
     if (!atomic_load(&sh->stop) && idle) {
         struct timespec ts = otm_deadline_in(10000000);
         pthread_cond_timedwait(&sh->work, &sh->m, &ts);
@@ -327,7 +471,9 @@ static void serve(server *s)
     idle.slice_ns = 0;
     otm_trace_name_thread(sh->p->trace, "server");
     while (!atomic_load(&sh->stop)) {
-        if (!s->spare && try_kernel(sh))
+        if (s->spare)
+            run_loader_call(sh);
+        else if (try_kernel(sh))
             continue;
         if (take_gate(s, &idle))
             continue;
@@ -354,17 +500,20 @@ void otm_worker_main(otm_plugin *p)
     pthread_t threads[64];
     server roles[64];
     int n = p->settings.handlers < 64 ? p->settings.handlers : 64;
-    shell sh = {.p = p};
-    server self = {.sh = &sh, .spare = 0};
+    shell sh = {.p = p, .loader = pthread_self()};
+    server self = {.sh = &sh, .spare = 1};
     atomic_init(&sh.max_running, n);
+    atomic_init(&sh.call, NULL);
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
+    pthread_cond_init(&sh.called, NULL);
     otm_worker_begin(p);
     p->node.hooks.device = otm_worker_device_ops(p);
-    /* threads[0] is the spare, the others kernel threads beside this one. */
+    p->shell = &sh;
+    /* This thread is the spare, the others kernel threads. */
     int started = 0;
     for (int i = 0; i < n; i++) {
-        roles[i] = (server){.sh = &sh, .spare = i == 0};
+        roles[i] = (server){.sh = &sh, .spare = 0};
         if (pthread_create(&threads[i], NULL, serve_thread, &roles[i]))
             break;
         started++;
@@ -373,10 +522,11 @@ void otm_worker_main(otm_plugin *p)
         otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    atomic_store(&sh.max_running, started);   /* this thread and started - 1 */
+    atomic_store(&sh.max_running, started);
     serve(&self);
     wake(&sh, 1);
     for (int i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
+    p->shell = NULL;
     otm_worker_end(p);
 }
