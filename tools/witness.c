@@ -17,14 +17,17 @@
  * ended. (Waking on a lock, or on a pidfd, gives the order in which this
  * process's threads ran, which a loaded machine can swap.)
  *
- * It waits for the job's map (MAP: rank 0 writes a line `rank R device D
- * pid P host H` per rank, then `ranks N`), watches MAP.R of each rank of
- * this machine, and at the first close event before the host's end began
- * (MAP has no `end` line yet) appends `lost rank R` to MAP for each rank
- * whose file was closed by then, in that order; then it exits. It also
- * exits when the host's end begins or the launcher that started it is
- * gone. Ranks of other machines, or whose file cannot be watched, are not
- * seen.
+ * It watches MAP's directory from its start, before any rank exists: a
+ * rank may die before the job's map is written, and a close that happened
+ * before a watch on the file itself would be lost (a device killed at its
+ * first operation then had a rank killed after it named instead). It
+ * waits for the map (MAP: rank 0 writes a line `rank R device D pid P
+ * host H` per rank, then `ranks N`), then reads the close events of MAP.R
+ * of each rank of this machine, in order, and at the first of them before
+ * the host's end began (MAP has no `end` line yet) appends `lost rank R`
+ * to MAP for each rank whose file was closed by then, in that order; then
+ * it exits. It also exits when the host's end begins or the launcher that
+ * started it is gone. Ranks of other machines are not seen.
  *
  * Exit status: 0; 2 on bad usage.
  */
@@ -43,8 +46,9 @@
 #define END_MS 100          /* how often the map's `end` is looked for */
 
 static const char *map_path;
+static const char *map_name;            /* its last component */
 static pid_t parent;
-static int rank_of_wd[MAX_RANKS + 2];   /* inotify gives wd 1, 2, ... */
+static unsigned char here[MAX_RANKS];   /* ranks of this machine */
 
 static void pause_ms(long ms)
 {
@@ -70,12 +74,11 @@ static int map_has(const char *prefix)
     return found;
 }
 
-/* Watches MAP.R of each rank of MAP on this machine on `in`; returns
- * how many. */
-static int watch_ranks(int in)
+/* Marks the ranks of MAP on this machine in here[]; returns how many. */
+static int ranks_here(void)
 {
     struct utsname me;
-    char buf[256], host[200], path[4200];
+    char buf[256], host[200];
     int rank, device, n = 0;
     long long pid;
     FILE *f = fopen(map_path, "re");
@@ -87,40 +90,71 @@ static int watch_ranks(int in)
     }
     while (fgets(buf, sizeof buf, f)) {
         if (sscanf(buf, "rank %d device %d pid %lld host %199s", &rank, &device, &pid,
-                   host) != 4 || strcmp(host, me.nodename))
+                   host) != 4 || strcmp(host, me.nodename) || rank < 0 || rank >= MAX_RANKS)
             continue;
-        snprintf(path, sizeof path, "%s.%d", map_path, rank);
-        int wd = inotify_add_watch(in, path, IN_CLOSE_WRITE);
-        if (wd <= 0 || wd > MAX_RANKS + 1)
-            continue;
-        rank_of_wd[wd] = rank;
+        here[rank] = 1;
         n++;
     }
     fclose(f);
     return n;
 }
 
-/* Appends `lost rank R` for each close event read from `in`, in order;
- * returns how many there were. */
+/* The rank whose file `name` (of MAP's directory) is, MAP.R, if that rank
+ * is of this machine; else -1. */
+static int rank_of(const char *name)
+{
+    size_t len = strlen(map_name);
+    if (strncmp(name, map_name, len) || name[len] != '.' || !name[len + 1])
+        return -1;
+    char *end;
+    long r = strtol(name + len + 1, &end, 10);
+    return *end || r < 0 || r >= MAX_RANKS || !here[r] ? -1 : (int)r;
+}
+
+/* Appends `lost rank R` for each close of a rank's file read from `in`,
+ * in order; returns how many there were. */
 static int report(int in)
 {
-    char buf[64 * (sizeof(struct inotify_event) + 1)]
+    char buf[64 * (sizeof(struct inotify_event) + 256)]
         __attribute__((aligned(__alignof__(struct inotify_event))));
     ssize_t len = read(in, buf, sizeof buf);
     int n = 0;
-    FILE *f = len > 0 && !map_has("end\n") ? fopen(map_path, "ae") : NULL;
+    FILE *f = NULL;
     for (ssize_t off = 0; off < len;) {
         const struct inotify_event *ev = (const void *)(buf + off);
-        if ((ev->mask & IN_CLOSE_WRITE) && ev->wd > 0 && ev->wd <= MAX_RANKS + 1) {
-            if (f)
-                fprintf(f, "lost rank %d\n", rank_of_wd[ev->wd]);
-            n++;
-        }
+        int rank = (ev->mask & IN_CLOSE_WRITE) && ev->len ? rank_of(ev->name) : -1;
+        if (rank >= 0 && n++ == 0 && !map_has("end\n"))
+            f = fopen(map_path, "ae");
+        if (rank >= 0 && f)
+            fprintf(f, "lost rank %d\n", rank);
         off += (ssize_t)sizeof *ev + ev->len;
     }
     if (f)
         fclose(f);
     return n;
+}
+
+/* A watch of the directory of MAP on a new inotify descriptor, or -1. */
+static int watch_directory(void)
+{
+    char dir[4096] = ".";
+    const char *slash = strrchr(map_path, '/');
+    map_name = slash ? slash + 1 : map_path;
+    if (slash == map_path) {
+        strcpy(dir, "/");
+    } else if (slash) {
+        size_t len = (size_t)(slash - map_path);
+        if (len >= sizeof dir)
+            return -1;
+        memcpy(dir, map_path, len);
+        dir[len] = '\0';
+    }
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in >= 0 && inotify_add_watch(in, dir, IN_CLOSE_WRITE) < 0) {
+        close(in);
+        return -1;
+    }
+    return in;
 }
 
 int main(int argc, char **argv)
@@ -131,13 +165,15 @@ int main(int argc, char **argv)
     }
     map_path = argv[1];
     parent = getppid();
+    int in = watch_directory();
+    if (in < 0)
+        return 0;
     while (!map_has("ranks ")) {
         if (launcher_gone())
             return 0;
         pause_ms(CHECK_MS);
     }
-    int in = inotify_init1(IN_CLOEXEC);
-    if (in < 0 || watch_ranks(in) == 0)
+    if (ranks_here() == 0)
         return 0;
     struct pollfd pfd = {.fd = in, .events = POLLIN};
     for (;;) {

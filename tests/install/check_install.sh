@@ -19,6 +19,7 @@
 set -u
 [ $# -eq 6 ] || { echo "usage: $0 CMAKE BUILD_DIR PREFIX NM CHECK_EXPORTS EXPECTED" >&2; exit 2; }
 cmake=$1 build=$2 prefix=$3 nm=$4 check_exports=$5 expected=$6
+unset LIBOMP_NUM_HIDDEN_HELPER_THREADS     # the launcher's default is checked
 n=0 failures=0
 check() {
     n=$((n + 1))
@@ -59,16 +60,23 @@ if [ -e "$build/lib/omptarget-mpi/libomptarget.so.19.1" ]; then
     check $? "lib/omptarget-mpi/libomptarget.so.19.1 is installed as a file"
 fi
 
-dry=$(OMPTARGET_MPI_PLUGIN_DIR='' LD_LIBRARY_PATH='' "$prefix/bin/omptarget-mpirun" --dry-run -n 2 ./app 2>&1)
+# Its stderr apart from stdout (the test's own): were they one file, it
+# would also print OMPTARGET_MPI_STDERR_TO_STDOUT=1.
+dry=$(OMPTARGET_MPI_PLUGIN_DIR='' LD_LIBRARY_PATH='' "$prefix/bin/omptarget-mpirun" --dry-run -n 2 ./app)
 check $? "the installed omptarget-mpirun --dry-run -n 2 ./app succeeds"
 first=$(printf '%s\n' "$dry" | sed -n '1s/^LD_LIBRARY_PATH=//p')
-[ "$first" = "$prefix/lib/omptarget-mpi" ]
-check $? "its LD_LIBRARY_PATH is the installed alias directory ($first)"
+[ "$first" = "$prefix/lib/omptarget-mpi:$prefix/lib/omptarget-mpi/gpu-off" ]
+check $? "its LD_LIBRARY_PATH is the installed alias directory, then its gpu-off/ ($first)"
+[ "$(readlink "$prefix/lib/omptarget-mpi/gpu-off/libomptarget.rtl.cuda.so")" = \
+  ../libomptarget-mpi-none.so ] && [ -f "$prefix/lib/omptarget-mpi/libomptarget-mpi-none.so" ]
+check $? "gpu-off/ masks the CUDA plugin with the installed library that is no plugin"
 preload=$(printf '%s\n' "$dry" | sed -n '2s/^LD_PRELOAD=//p')
 [ "$preload" = "$prefix/lib/omptarget-mpi/libomptarget-mpi-pmpi.so" ] && [ -f "$preload" ]
 check $? "its LD_PRELOAD is the installed program's MPI layer ($preload)"
-printf '%s\n' "$dry" | sed -n '3p' | grep -q -- ' -n 2 \./app$'
-check $? "its command ends with '-n 2 ./app' ($(printf '%s\n' "$dry" | sed -n '3p'))"
+printf '%s\n' "$dry" | sed -n '3p' | grep -q -x 'LIBOMP_NUM_HIDDEN_HELPER_THREADS=16'
+check $? "it sets libomp's hidden helper threads ($(printf '%s\n' "$dry" | sed -n '3p'))"
+printf '%s\n' "$dry" | sed -n '4p' | grep -q -- ' -n 2 \./app$'
+check $? "its command ends with '-n 2 ./app' ($(printf '%s\n' "$dry" | sed -n '4p'))"
 case $dry in
 *"$(cd "$build" && pwd -P)/lib/omptarget-mpi"*) false ;;
 *) true ;;
