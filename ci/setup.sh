@@ -84,6 +84,15 @@ fetch_llvm19() {
 }
 # --- end of LLVM 19 ----------------------------------------------------------
 
+# --- LLVM's own libomptarget tests (label llvm-suite, tests/llvm-suite) ----
+# Each version's lit, FileCheck and `not` (llvm-N-tools), psutil for lit's
+# per-test time limit; tests/llvm-suite/fetch.sh takes the suites from
+# Debian's llvm-toolchain-14, -15, -16 and -19 sources into
+# .deps/llvm-suite (19's from ci/llvm19.sh's source, so after it).
+PACKAGES="$PACKAGES llvm-14-tools llvm-15-tools llvm-16-tools llvm-19-tools python3-psutil"
+fetch_llvm_suite() { sh "$(dirname "$0")/../tests/llvm-suite/fetch.sh"; }
+# --- end of llvm-suite -------------------------------------------------------
+
 missing=""
 for p in $PACKAGES; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -101,6 +110,7 @@ if [ -z "$missing" ]; then
     fetch_llvm16
     fetch_llvm15
     fetch_llvm19
+    fetch_llvm_suite
     exit 0
 fi
 
@@ -116,3 +126,4 @@ $SUDO apt-get install -y -qq --no-install-recommends $missing
 fetch_llvm16
 fetch_llvm15
 fetch_llvm19
+fetch_llvm_suite
