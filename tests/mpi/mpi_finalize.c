@@ -56,6 +56,8 @@ int main(int argc, char **argv)
     CHECK(p == NULL, "data_alloc after MPI_Finalize fails");
     CHECK(strstr(err, "MPI_Finalize ended the devices") != NULL,
           "... saying that MPI_Finalize ended the devices (stderr: %s)", err);
+    CHECK(strchr(err, '\n') == strrchr(err, '\n'),
+          "... in one line, and nothing else (stderr: %s)", err);
 
     /* Memory freed after it: gone with the devices, nothing to report
      * (libomptarget 19 frees its memory manager's buffers at the end). */

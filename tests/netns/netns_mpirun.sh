@@ -11,9 +11,10 @@
 #       --mca plm_rsh_no_tree_spawn 1 --mca orte_leave_session_attached 1
 #       --mca oob_tcp_if_include IFACE --host HOSTS -n N PROGRAM ARGS...
 #
-# With HOSTS = A0:1,A1:1,... (one slot per host), mpirun puts rank K on host
-# AK, in order, runs rank 0 itself (A0 is one of its own addresses) and
-# starts an orted daemon on each other host through netns_rsh.sh; no daemon
+# With HOSTS = A0:S,A1:S,... (S slots a host), mpirun fills the hosts in
+# order, runs rank 0 (and the rest of A0's) itself (A0 is one of its own
+# addresses) and starts an orted daemon on each other host through
+# netns_rsh.sh; no daemon
 # starts another (no tree spawn), so every daemon comes from mpirun, in
 # rank 0's namespace. netns_rsh.sh gives each daemon a TMPDIR of its own:
 # all namespaces share /tmp and the host name, so their session
@@ -27,17 +28,18 @@
 # MPICH (OTM_NETNS_MPI=mpich):
 #
 #   ip netns exec NS0 omptarget-mpirun -launcher rsh
-#       -launcher-exec netns_rsh.sh -iface IFACE -hosts A0,A1,...
+#       -launcher-exec netns_rsh.sh -iface IFACE -hosts HOSTS
 #       -n N PROGRAM ARGS...
 #
-# Hydra puts rank K on host AK (one slot per host, in order), starts the
-# proxy of A0 itself (a local address) and the others through netns_rsh.sh.
+# With HOSTS = A0:S,A1:S,... Hydra fills the hosts in order, S ranks each,
+# starts the proxy of A0 itself (a local address) and the others through
+# netns_rsh.sh.
 # -iface makes Hydra advertise its address on the namespaces' network, so
 # that every proxy reaches it over the veths.
 #
 # Set by run_netns.sh: OTM_NETNS_MPI (openmpi or mpich), OTM_NETNS_NS0
-# (rank 0's namespace), OTM_NETNS_HOSTS (the launcher's host list: A0,A1,...
-# for MPICH, with slots for Open MPI), OTM_NETNS_IFACE (the
+# (rank 0's namespace), OTM_NETNS_HOSTS (the launcher's host list, with
+# slots: A0:S,A1:S,...), OTM_NETNS_IFACE (the
 # interface name in every namespace), OTM_NETNS_MPIRUN (omptarget-mpirun)
 # and OTM_NETNS_HOSTMAP (for netns_rsh.sh).
 set -u

@@ -4,12 +4,18 @@
 # and its devices crosses a network stack (veth pairs and a bridge) instead
 # of shared memory, and proves it from the interfaces' byte counters.
 #
-# usage: run_netns.sh [--mpi openmpi|mpich] [--ranks N] [--min-bytes B] [--shm-control]
-#                     [--timeout S] [--env NAME=VALUE]... RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
+# usage: run_netns.sh [--mpi openmpi|mpich] [--ranks N] [--hosts H] [--min-bytes B]
+#                     [--shm-control] [--timeout S] [--env NAME=VALUE]...
+#                     RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   --mpi        the MPI the plugin (and so MPIRUN) was built for (CMake's
 #                OTM_MPI; default mpich): it selects how the ranks are
 #                launched into the namespaces and forced onto TCP.
+#   --hosts H    H namespaces ("hosts", H divides N), N / H ranks in each,
+#                in order (rank 0 and the next ones on the first); default
+#                N, one rank each. Ranks of one host talk as MPI lets ranks
+#                of one machine talk (the transport settings below), those
+#                of two hosts over the veths.
 #   RUN_OMP      tests/omp/run_omp.sh, which runs the program and checks it
 #                (PASS line, clean exit of every rank, no process left);
 #                --ranks, --timeout and --env are passed on to it.
@@ -30,9 +36,10 @@
 # The network, made for this run only and named after its pid P:
 #   otmnetns<P>-br    a namespace holding the bridge br0 and the veth ends
 #                     v0..v<N-1> (nothing is added to the root namespace);
-#   otmnetns<P>-r<K>  rank K's namespace: lo and otm0 (the peer of vK) with
-#                     address 10.213.47.<K+1>/24. No route leads anywhere
-#                     else, so no packet can leave the namespaces.
+#   otmnetns<P>-r<K>  host K's namespace (rank K's with one rank per host):
+#                     lo and otm0 (the peer of vK) with address
+#                     10.213.47.<K+1>/24. No route leads anywhere else, so
+#                     no packet can leave the namespaces.
 # netns_mpirun.sh runs mpiexec inside otmnetns<P>-r0 with the rank addresses
 # as hosts and netns_rsh.sh as its remote shell, which starts each daemon
 # (Open MPI's orted, MPICH's Hydra proxy), and so each rank, in the
@@ -82,6 +89,7 @@ subnet=10.213.47
 
 mpi=mpich
 ranks=3
+nhosts=
 min_bytes=
 control=0
 omp_opts=()
@@ -95,6 +103,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --mpi) [ $# -ge 2 ] || usage; mpi=$2; shift 2 ;;
     --ranks) [ $# -ge 2 ] || usage; ranks=$2; shift 2 ;;
+    --hosts) [ $# -ge 2 ] || usage; nhosts=$2; shift 2 ;;
     --min-bytes) [ $# -ge 2 ] || usage; min_bytes=$2; shift 2 ;;
     --shm-control) control=1; shift ;;
     --timeout | --env) [ $# -ge 2 ] || usage; omp_opts+=("$1" "$2"); shift 2 ;;
@@ -110,6 +119,11 @@ openmpi | mpich) ;;
 esac
 case $ranks in '' | *[!0-9]*) echo "$me: --ranks wants a number" >&2; exit 2 ;; esac
 [ "$ranks" -ge 2 ] && [ "$ranks" -le 200 ] || { echo "$me: --ranks must be in 2..200" >&2; exit 2; }
+nhosts=${nhosts:-$ranks}
+case $nhosts in '' | *[!0-9]*) echo "$me: --hosts wants a number" >&2; exit 2 ;; esac
+[ "$nhosts" -ge 2 ] && [ $((ranks % nhosts)) -eq 0 ] ||
+    { echo "$me: --hosts must be at least 2 and divide --ranks ($ranks)" >&2; exit 2; }
+per_host=$((ranks / nhosts))
 case $min_bytes in
 '' | *[!0-9]*) echo "$me: --min-bytes wants a positive number of bytes" >&2; exit 2 ;;
 esac
@@ -154,8 +168,8 @@ done
 # ---- the network of this run ---------------------------------------------------
 run=$prefix$$
 br_ns=$run-br
-rank_ns=()
-for ((k = 0; k < ranks; k++)); do
+rank_ns=()          # one per host
+for ((k = 0; k < nhosts; k++)); do
     rank_ns+=("$run-r$k")
 done
 created=()
@@ -206,7 +220,7 @@ setup_network() {
     ip -n "$br_ns" link set lo up &&
     ip -n "$br_ns" link add br0 type bridge &&
     ip -n "$br_ns" link set br0 up || { echo "cannot create a bridge in $br_ns"; return 1; }
-    for ((k = 0; k < ranks; k++)); do
+    for ((k = 0; k < nhosts; k++)); do
         local ns=${rank_ns[k]}
         add_ns "$ns" || { echo "cannot create namespace $ns"; return 1; }
         # Both ends are made inside the namespaces: the root namespace never
@@ -227,14 +241,14 @@ for ns in "$br_ns" "${rank_ns[@]}"; do
 done
 [ "$ok" -eq 0 ] || skip "network namespaces unavailable: ${why:-setup failed}"
 
-# The launcher's hosts: rank K on address K+1 (Open MPI: one slot each).
-# Open MPI never uses shared memory between ranks it places on different
-# hosts, so its control puts every rank on rank 0's host (N slots there).
+# The launcher's hosts: host K on address K+1 with N / H slots, filled in
+# order. Open MPI never uses shared memory between ranks it places on
+# different hosts, so its control puts every rank on rank 0's host (N
+# slots there).
 hosts=
 hostmap=
-for ((k = 0; k < ranks; k++)); do
-    host=$subnet.$((k + 1))
-    [ "$mpi" = openmpi ] && host=$host:1
+for ((k = 0; k < nhosts; k++)); do
+    host=$subnet.$((k + 1)):$per_host
     hosts="$hosts${hosts:+,}$host"
     hostmap="$hostmap${hostmap:+ }$subnet.$((k + 1))=${rank_ns[k]}"
 done
@@ -247,7 +261,7 @@ counter() {
 }
 snapshot() {
     local k
-    for ((k = 0; k < ranks; k++)); do
+    for ((k = 0; k < nhosts; k++)); do
         echo "$(counter "$k" rx) $(counter "$k" tx)"
     done
 }
@@ -271,7 +285,7 @@ else
     transport="$transport MPIR_CVAR_NOLOCAL=${MPIR_CVAR_NOLOCAL-(default)}"
 fi
 
-echo "$me: $mpi, ranks in namespaces ${rank_ns[*]} (bridge in $br_ns), hosts $hosts on $iface"
+echo "$me: $mpi, $ranks ranks, $per_host a host, in namespaces ${rank_ns[*]} (bridge in $br_ns), hosts $hosts on $iface"
 echo "$me: $transport"
 
 mapfile -t before < <(snapshot)
@@ -284,10 +298,10 @@ omp_pid=
 mapfile -t after < <(snapshot)
 
 total=0
-for ((k = 0; k < ranks; k++)); do
+for ((k = 0; k < nhosts; k++)); do
     read -r rx0 tx0 <<<"${before[k]}"
     read -r rx1 tx1 <<<"${after[k]}"
-    echo "$me: rank $k ${rank_ns[k]} $iface: sent $((tx1 - tx0)) bytes, received $((rx1 - rx0)) bytes"
+    echo "$me: host $k ${rank_ns[k]} $iface: sent $((tx1 - tx0)) bytes, received $((rx1 - rx0)) bytes"
     total=$((total + tx1 - tx0))
 done
 echo "$me: $total bytes crossed the veths in all (the program moves at least $min_bytes between its ranks)"

@@ -37,7 +37,7 @@ pid=$!
 start=$(date +%s)
 if [ -z "$kind" ]; then
     job_wait_run "$pid"
-    sleep 0.5                   # the region is running on device 0 now
+    job_wait_region "$pid"
     start=$(date +%s)
 fi
 i=0

@@ -24,7 +24,7 @@ job_start_env
 env --default-signal=INT "$launcher" -n 3 "$prog" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 job_wait_run "$pid"
-sleep 0.5                       # the region is running on device 0 now
+job_wait_region "$pid"
 kill -s "$sig" "$pid"
 job_wait_end "$pid" "SIG$sig"
 [ "$status" -eq "$want" ] || job_fail "the launcher exited with $status after SIG$sig, expected $want"

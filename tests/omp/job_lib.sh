@@ -7,6 +7,10 @@
 #                    and to oversubscribe, two devices expected
 #   job_fail MSG     prints MSG, then the job's stdout and stderr; exit 1
 #   job_wait_run PID waits (30 s at most) for the program's "RUN" line
+#   job_wait_region PID
+#                    waits (30 s at most) until omp_signal_wait's region
+#                    runs on device 0: the file it creates first, at
+#                    $tmp/mark (job_start_env sets OTM_TEST_MARK)
 #   job_wait_end PID WHAT
 #                    waits (30 s at most) for the launcher PID to end, then
 #                    sets `status` to its exit status; fails saying "the
@@ -27,7 +31,7 @@ job_start_env() {
           OMPTARGET_MPI_LAUNCHER 2>/dev/null
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export OMPI_MCA_rmaps_base_oversubscribe=1
-    export OTM_TEST_NDEVICES=2
+    export OTM_TEST_NDEVICES=2 OTM_TEST_MARK="$tmp/mark"
 }
 
 job_fail() {
@@ -43,6 +47,16 @@ job_wait_run() {
         i=$((i + 1))
         [ "$i" -le 300 ] || { kill -9 "$1"; job_fail "no RUN line within 30 s"; }
         kill -0 "$1" 2>/dev/null || job_fail "the launcher ended before the program started"
+        sleep 0.1
+    done
+}
+
+job_wait_region() {
+    i=0
+    until [ -e "$tmp/mark" ]; do
+        i=$((i + 1))
+        [ "$i" -le 300 ] || { kill -9 "$1"; job_fail "the region did not start within 30 s"; }
+        kill -0 "$1" 2>/dev/null || job_fail "the launcher ended before the region started"
         sleep 0.1
     done
 }

@@ -31,6 +31,9 @@ endif()
 get_filename_component(_tools ${OTM_CLANG16_PACKAGER} DIRECTORY)
 set(_flags ${OTM_OMP_FLAGS} -B${_tools} -I${OTM_OMP16_INCLUDE}
     -L${_llvm16}/lib -Wl,-rpath,${_llvm16}/lib)
+# The compiler and its flags, for the benchmarks of this version too.
+set_property(GLOBAL PROPERTY OTM_OMP16_CC ${OTM_CLANG16})
+set_property(GLOBAL PROPERTY OTM_OMP16_FLAGS ${_flags})
 set(_outputs)
 otm_omp_version_programs(16 ${OTM_CLANG16} _outputs ${_flags})
 
@@ -42,6 +45,8 @@ add_test(NAME omp16_omp_target_plain_name
                  ${launcher} ${plugin_dir} ${CMAKE_CURRENT_BINARY_DIR}/omp16/omp_target
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(omp16_omp_target_plain_name PROPERTIES LABELS omp16 TIMEOUT 200)
+
+otm_omp_in_flight_polled(16)
 
 # A bad setting: the job refused before any rank runs main, as under 14.
 add_test(NAME omp16_bad_setting

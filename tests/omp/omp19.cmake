@@ -32,8 +32,13 @@ endif()
 get_filename_component(_tools ${OTM_CLANG19_PACKAGER} DIRECTORY)
 set(_flags ${OTM_OMP_FLAGS} -B${_tools} -I${OTM_OMP19_INCLUDE}
     -L${_llvm19}/lib -Wl,-rpath,${_llvm19}/lib)
+# The compiler and its flags, for the benchmarks of this version too.
+set_property(GLOBAL PROPERTY OTM_OMP19_CC ${OTM_CLANG19})
+set_property(GLOBAL PROPERTY OTM_OMP19_FLAGS ${_flags})
 set(_outputs)
 otm_omp_version_programs(19 ${OTM_CLANG19} _outputs ${_flags})
+
+otm_omp_in_flight_polled(19)
 
 # A bad setting: the job refused before any rank runs main, as under 14.
 add_test(NAME omp19_bad_setting

@@ -18,7 +18,9 @@
 #   registers test PREFIX<prog> with LABEL, run by ${driver} with
 #   OTM_OMP_ARGS_<prog>, a time limit of OTM_OMP_TIMEOUT_<prog> (200 s by
 #   default) and OTM_OMP_WORKDIR_<prog> as its directory (the build
-#   directory of tests/omp by default); appends the files built to
+#   directory of tests/omp by default); a program of OTM_OMP_HOST_ONLY is
+#   built without -fopenmp-targets (its libraries keep them, and several
+#   programs may share one); appends the files built to
 #   OUTPUTS_VAR. CXX empty: each C++ program's test reports itself skipped.
 #   For each name V of OTM_OMP_VARIANTS_<prog>, one more test
 #   PREFIX<prog>_<V> runs the same program with OTM_TEST_VARIANT=V.
@@ -34,6 +36,10 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
     if(prog IN_LIST OTM_OMP_LIB_PROGRAMS)
       foreach(lib IN LISTS OTM_OMP_LINK_${prog} OTM_OMP_DLOPEN_${prog})
         set(so ${outdir}/lib${lib}.so)
+        list(APPEND deps ${so})
+        if(so IN_LIST built)
+          continue()
+        endif()
         add_custom_command(
           OUTPUT ${so}
           COMMAND ${CMAKE_COMMAND} -E make_directory ${outdir}
@@ -42,7 +48,6 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
           COMMENT "${label}: offload library lib${lib}.so of ${prog}"
           VERBATIM)
-        list(APPEND deps ${so})
         list(APPEND built ${so})
       endforeach()
       foreach(lib IN LISTS OTM_OMP_LINK_${prog})
@@ -75,10 +80,14 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
       set_tests_properties(${prefix}${prog} PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77)
       continue()
     endif()
+    set(exe_flags ${flags})
+    if(prog IN_LIST OTM_OMP_HOST_ONLY)
+      list(FILTER exe_flags EXCLUDE REGEX "^-fopenmp-targets=")
+    endif()
     add_custom_command(
       OUTPUT ${exe}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${outdir}
-      COMMAND ${compiler} ${flags} -I${src} ${source} -o ${exe} ${link}
+      COMMAND ${compiler} ${exe_flags} -I${src} ${source} -o ${exe} ${link}
       DEPENDS ${source} ${src}/omp_check.h ${deps}
       WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
       COMMENT "${label}: OpenMP offloading test ${prog}"

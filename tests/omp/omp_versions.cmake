@@ -60,3 +60,17 @@ function(otm_omp_version_programs ver cc outputs_var)
   endforeach()
   set(${outputs_var} ${${outputs_var}} ${built} PARENT_SCOPE)
 endfunction()
+
+# otm_omp_in_flight_polled(VER): from libomptarget 16 on, a nowait region
+# holds no hidden helper thread while it runs (libomp re-runs its task,
+# which polls it with query_async): two helpers keep all 8 devices of
+# omp_in_flight busy, where a region that held its thread would allow one.
+function(otm_omp_in_flight_polled ver)
+  add_test(NAME omp${ver}_omp_in_flight_two_helpers
+           COMMAND sh ${driver} ${OTM_OMP_ARGS_omp_in_flight}
+                   --env LIBOMP_NUM_HIDDEN_HELPER_THREADS=2
+                   ${launcher} ${plugin_dir} ${CMAKE_CURRENT_BINARY_DIR}/omp${ver}/omp_in_flight
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(omp${ver}_omp_in_flight_two_helpers PROPERTIES LABELS omp${ver}
+                       TIMEOUT 200)
+endfunction()

@@ -2,9 +2,10 @@
 # run_omp.sh - runs one OpenMP test program of the `omp` label and checks
 # that it passed and that every rank shut down cleanly.
 #
-# usage: run_omp.sh [--no-launcher] [--ranks N] [--timeout S] [--env NAME=VALUE]...
-#                   [--expect-fail REGEX [--expect-status N] | --expect-refusal REGEX]
-#                   [--stdout-check CMD] [--allow-stderr REGEX]
+# usage: run_omp.sh [--repeat N] [--no-launcher] [--ranks N] [--timeout S]
+#                   [--env NAME=VALUE]... [--expect-fail REGEX [--expect-status N
+#                   [--unacknowledged K]] | --expect-refusal REGEX] [--stdout-check CMD]
+#                   [--allow-stderr REGEX]
 #                   LAUNCHER PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   (default)      runs `LAUNCHER -n N PROGRAM ARGS` (N = 3: rank 0 and two
@@ -28,9 +29,12 @@
 #                  that is not a timeout within S seconds, stdout has a line
 #                  "RUN <program>: ..." (it got as far as the faulting
 #                  region), stderr matches the extended regular expression
-#                  REGEX (grep -E) and no process of PROGRAM is left. The
-#                  PASS line, acknowledge and exited-cleanly checks and the
-#                  check for other messages of the plugin are skipped.
+#                  REGEX (grep -E), at most one line says "the job ends
+#                  with exit status" (one fault, one end), no rank died of
+#                  a fault "outside any target region" after it, and no
+#                  process of PROGRAM is left. The PASS line, acknowledge and
+#                  exited-cleanly checks and the check for other messages
+#                  of the plugin are skipped.
 #   --expect-status N  with --expect-fail: the exit status must be N, and
 #                  the job must have ended in order: rank 0 logged that all
 #                  devices acknowledged the exit, as the plugin ends it after
@@ -38,6 +42,9 @@
 #                  cleanly", is not required: Open MPI's mpiexec ends the job
 #                  as soon as rank 0 exits with a non-zero status, which may
 #                  be before they print it.)
+#   --unacknowledged K  with --expect-status: K devices could not hear the
+#                  exit (a region still running on them): rank 0 logged
+#                  "K device(s) did not acknowledge the exit" instead.
 #   --expect-refusal REGEX  the plugin must REFUSE the job before any rank
 #                  runs the program (a bad setting): exit status 1 in time,
 #                  nothing on stdout, exactly one line of stderr matching
@@ -45,6 +52,9 @@
 #   --allow-stderr REGEX  lines of stderr matching REGEX (grep -E) are
 #                  expected (the program provokes them) and not reported as
 #                  other messages of the plugin.
+#   --repeat N     (first, if given) the whole run and its checks N times
+#                  in a row (a race must not win once); fails at the first
+#                  run that fails, with its output and its number.
 #   --stdout-check CMD  after the run, `CMD FILE` (CMD split at blanks, e.g.
 #                  "sh /path/check_stdout.sh order") must exit with status 0,
 #                  FILE being the captured stdout; on failure its output is
@@ -59,6 +69,27 @@
 set -u
 
 me=run_omp.sh
+
+if [ "${1:-}" = --repeat ]; then
+    case ${2:-} in '' | *[!0-9]*) echo "$me: --repeat wants a number" >&2; exit 2 ;; esac
+    runs=$2
+    shift 2
+    log=$(mktemp "${TMPDIR:-/tmp}/run_omp.repeat.XXXXXX") || exit 1
+    trap 'rm -f "$log"' EXIT
+    i=1
+    while [ "$i" -le "$runs" ]; do
+        if ! sh "$0" "$@" >"$log" 2>&1; then
+            cat "$log"
+            echo "$me: run $i of $runs FAILED (its output above)"
+            exit 1
+        fi
+        i=$((i + 1))
+    done
+    cat "$log"
+    echo "$me: $runs runs in a row passed (the last one's output above)"
+    exit 0
+fi
+
 mode=launcher
 ranks=3
 limit=120
@@ -72,6 +103,7 @@ envs=
 expect_fail=
 expect_regex=
 expect_status=
+unacknowledged=
 expect_refusal=
 stdout_check=
 allow_stderr=
@@ -95,6 +127,9 @@ $2"
     --expect-status)
         [ $# -ge 2 ] || usage
         expect_status=$2; shift 2 ;;
+    --unacknowledged)
+        [ $# -ge 2 ] || usage
+        unacknowledged=$2; shift 2 ;;
     --expect-refusal)
         [ $# -ge 2 ] || usage
         expect_refusal=1; expect_regex=$2; shift 2 ;;
@@ -196,11 +231,22 @@ elif [ -n "$expect_fail" ]; then
     grep -Eq -- "$expect_regex" "$err" ||
         problem "stderr does not match the expected failure (the run ended with status" \
                 "$status): $expect_regex"
+    ends=$(grep -c 'the job ends with exit status' "$err")
+    [ "$ends" -le 1 ] ||
+        problem "$ends lines say 'the job ends with exit status': the job was ended" \
+                "more than once"
+    grep -q 'outside any target region' "$err" &&
+        problem "a rank died of a second fault, outside any target region"
     if [ -n "$expect_status" ]; then
         [ "$status" = "$expect_status" ] ||
             problem "exit status $status, expected $expect_status"
-        grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
-            problem "the job did not end in order: no line 'rank 0: all $devices devices acknowledged the exit'"
+        if [ -n "$unacknowledged" ]; then
+            grep -q "$unacknowledged device(s) did not acknowledge the exit" "$err" ||
+                problem "no line '$unacknowledged device(s) did not acknowledge the exit'"
+        else
+            grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
+                problem "the job did not end in order: no line 'rank 0: all $devices devices acknowledged the exit'"
+        fi
     fi
 else
     case $status in
@@ -271,11 +317,15 @@ fi
 
 # Nothing of the program may outlive the run: not the host, not a device rank.
 pattern="^$(printf '%s' "$prog" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |\$)"
+# A rank may still be exiting when the launcher returns (Open MPI's
+# mpiexec does not wait for every one): waited for, 10 s at most.
 left=$(pgrep -f "$pattern")
-if [ -n "$left" ]; then
-    sleep 2   # tell a slow exit from a process that stays
+i=0
+while [ -n "$left" ] && [ "$i" -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
     left=$(pgrep -f "$pattern")
-fi
+done
 if [ -n "$left" ]; then
     problem "processes of $name still alive after the run:" \
             "$(ps -o pid=,stat=,args= -p "$(echo $left | tr ' ' ',')" 2>/dev/null | tr '\n' ';')"

@@ -22,7 +22,8 @@
 #
 # The cluster: munged with a fresh random key and its own socket; slurm.conf
 # with SlurmctldHost = this host's short name at 127.0.0.1, one node
-# declaring 4 CPUs whatever the hardware (SlurmdParameters=config_overrides),
+# declaring 16 CPUs whatever the hardware (SlurmdParameters=config_overrides;
+# the largest job of the omp label has 9 ranks, which nap while idle),
 # no cgroups (proctrack/linuxproc, task/none), no accounting, and a port pair
 # of its own picked among free ports, so that it never meets a site's Slurm
 # or another run's. Daemons run as root.
@@ -216,7 +217,7 @@ MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
 PropagateResourceLimits=NONE
-NodeName=$host NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 State=UNKNOWN
 PartitionName=otm Nodes=$host Default=YES MaxTime=10 State=UP
 CONF
 export SLURM_CONF=$conf
