@@ -13,6 +13,11 @@
  *                       bytes a map(tofrom:) cycle moves)
  *
  * usage: mpiexec -n 2 bench_raw [quick|full]
+ *        mpiexec -n N bench_raw init
+ *   init: MPI_Init_thread at MPI_THREAD_MULTIPLE (as the plugin asks) and
+ *   MPI_Finalize, nothing else, on any number of ranks: the start-up and
+ *   end of a job that ci/bench.sh times against a program with a device
+ *   (bench_scale start).
  */
 #include <mpi.h>
 
@@ -101,7 +106,12 @@ static void both_ways(const bench_opts *o, char *buf)
 
 int main(int argc, char **argv)
 {
-    int size;
+    int size, provided;
+    if (argc > 1 && !strcmp(argv[1], "init")) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        MPI_Finalize();
+        return provided == MPI_THREAD_MULTIPLE ? 0 : 1;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

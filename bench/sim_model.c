@@ -22,9 +22,12 @@
  *            thread                                  (predicted regions/s)
  *
  * usage: sim_model [--cell-ns X] [--cells N] [--steps S] [--halo B]
- *                  [--regions R] [--link NAME:LATENCY_NS:OVERHEAD_NS:BYTES_PER_S]...
+ *                  [--regions R] [--devices P,P,...] [--stencil-only 1]
+ *                  [--link NAME:LATENCY_NS:OVERHEAD_NS:BYTES_PER_S]...
  * Without --link: two links, "1.5us/10GB/s" and "5us/1GB/s", each with a
- * 1 us overhead per message.
+ * 1 us overhead per message. Without --devices: 1, 2, 4, 8, 16, 32 and 63
+ * (the most the wide world holds). --stencil-only 1 leaves the nowait
+ * column out (and its time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,9 @@ typedef struct model {
     double cell_ns;
     uint64_t cells, regions, halo;
     int steps;
+    int stencil_only;
+    int devices[16];        /* the device counts, in order */
+    int ndevices;
 } model;
 
 static void die(const char *what)
@@ -130,6 +136,23 @@ static double nowait(const model *m, int p, const sim_link *link)
     return (double)m->regions / t;
 }
 
+/* "1,2,4": the device counts of the table, each 1..SIM_MAX_WORKERS. */
+static int parse_devices(const char *arg, model *m)
+{
+    m->ndevices = 0;
+    for (const char *p = arg; *p;) {
+        char *end;
+        long d = strtol(p, &end, 10);
+        if (end == p || d < 1 || d > SIM_MAX_WORKERS || m->ndevices == 16)
+            return -1;
+        m->devices[m->ndevices++] = (int)d;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return m->ndevices ? 0 : -1;
+}
+
 static int parse_link(const char *arg, model_link *out)
 {
     unsigned long long lat, ovh, bw;
@@ -163,6 +186,10 @@ int main(int argc, char **argv)
             m.halo = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--regions"))
             m.regions = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--stencil-only"))
+            m.stencil_only = atoi(v) != 0;
+        else if (!strcmp(a, "--devices") && parse_devices(v, &m) == 0)
+            ;
         else if (!strcmp(a, "--link") && nlinks < 8 && parse_link(v, &links[nlinks]) == 0)
             nlinks++;
         else
@@ -175,7 +202,11 @@ int main(int argc, char **argv)
         links[nlinks++] = (model_link){"1.5us/10GB/s", {1500, 1000, 10000000000ull}};
         links[nlinks++] = (model_link){"5us/1GB/s", {5000, 1000, 1000000000ull}};
     }
-    static const int devices[] = {1, 2, 4, 8, 16, 32, 63};
+    static const int standard[] = {1, 2, 4, 8, 16, 32, 63};
+    if (m.ndevices == 0) {
+        memcpy(m.devices, standard, sizeof standard);
+        m.ndevices = (int)(sizeof standard / sizeof *standard);
+    }
     printf("stencil: %llu cells, %d steps, %.3g ns per cell, %llu-byte halos; "
            "nowait: %llu regions, 8 host threads\n\n",
            (unsigned long long)m.cells, m.steps, m.cell_ns, (unsigned long long)m.halo,
@@ -184,16 +215,20 @@ int main(int argc, char **argv)
            "| stencil speed-up | nowait regions/s |\n|---|---|---|---|---|\n");
     for (int l = 0; l < nlinks; l++) {
         double one = 0;
-        for (size_t k = 0; k < sizeof devices / sizeof *devices; k++) {
-            int p = devices[k];
-            double t = stencil(&m, p, &links[l].link), r = nowait(&m, p, &links[l].link);
+        for (int k = 0; k < m.ndevices; k++) {
+            int p = m.devices[k];
+            double t = stencil(&m, p, &links[l].link);
+            double r = m.stencil_only ? 0 : nowait(&m, p, &links[l].link);
             if (p == 1)
-                one = t;
-            printf("| %s (%llu ns, %llu ns, %llu B/s) | %d | %.4g | %.2f | %.0f |\n",
+                one = t;        /* the speed-ups are against one device */
+            char rate[32] = "—";
+            if (!m.stencil_only)
+                snprintf(rate, sizeof rate, "%.0f", r);
+            printf("| %s (%llu ns, %llu ns, %llu B/s) | %d | %.4g | %.2f | %s |\n",
                    links[l].name, (unsigned long long)links[l].link.latency_ns,
                    (unsigned long long)links[l].link.overhead_ns,
                    (unsigned long long)links[l].link.bytes_per_s, p, t * 1e3 / m.steps,
-                   one / t, r);
+                   one > 0 ? one / t : 0.0, rate);
             fflush(stdout);
         }
     }

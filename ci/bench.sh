@@ -15,17 +15,20 @@
 #   --quick        every measurement once with small sizes (1,000 nowait
 #                  regions): checks that everything builds and runs; results
 #                  in <build dir>/bench/quick
-#   --update-docs  also copies the table, JSON and plot to docs/bench/
+#   --update-docs  also copies the tables, JSON and plot to docs/bench/
 #   --build-dir D  use the build tree D as it is (no setup, no build);
 #                  without it: ci/setup.sh, then configure and build build/
 #   --out DIR      write the results there instead
 #
-# All jobs run under MPICH's mpiexec (mpiexec.mpich, 2 ranks; 3 ranks for
-# the nowait runs): the raw MPI baseline (bench_raw), the plugin through its
-# ABI (bench_abi, OMPTARGET_MPI_LAUNCHER=1) and an OpenMP program built by
-# clang-14 through omptarget-mpirun (bench_omp); application-like kernels
-# (bench_apps) through omptarget-mpirun and on the stock in-process plugin,
-# the fine-grained ones also beside one competing busy process.
+# All jobs run under the mpiexec of the plugin's MPI (mpiexec.mpich, or
+# mpiexec.openmpi in an Open MPI tree; 2 ranks, 3 for the nowait runs): the
+# raw MPI baseline (bench_raw), the plugin through its ABI (bench_abi,
+# OMPTARGET_MPI_LAUNCHER=1) and an OpenMP program built by clang-14 through
+# omptarget-mpirun (bench_omp); application-like kernels (bench_apps)
+# through omptarget-mpirun and on the stock in-process plugin, the
+# fine-grained ones also beside one competing busy process; the scale-out
+# jobs of ci/bench_scale.sh (up to 65 ranks), whose table goes to
+# <name>-scale.md (docs/bench/scale.md).
 # The plugin runs with its
 # default settings, but for OMPTARGET_MPI_POOL_MAX=64M in the main jobs (the
 # map cycle's buffer stays in the pool) and OMPTARGET_MPI_POOL=off and
@@ -57,15 +60,26 @@ if [ -z "$build_dir" ]; then
     sh ci/setup.sh
     cmake -S . -B "$build_dir" >/dev/null
     cmake --build "$build_dir" -j "$(nproc)" --target bench_raw bench_abi \
-        bench_omp_program bench_apps_program sim_model omptarget_rtl_mpi
+        bench_omp_program bench_apps_program bench_scale_program sim_model \
+        omptarget_rtl_mpi omptarget_mpi_pmpi omptarget_mpi_none omptarget-mpi-witness
+    for v in 16 19; do      # where that clang is: bench_scale16, bench_scale19
+        cmake --build "$build_dir" --target "bench_scale${v}_program" >/dev/null 2>&1 || true
+    done
 fi
 build_dir=$(cd "$build_dir" && pwd)
-for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bench/sim_model \
-         bin/omptarget-mpirun; do
+for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bench/bench_scale \
+         bench/sim_model bin/omptarget-mpirun; do
     [ -x "$build_dir/$f" ] || { echo "bench.sh: $build_dir/$f is missing: build first" >&2; exit 1; }
 done
-mpiexec=$(command -v mpiexec.mpich || true)
-[ -n "$mpiexec" ] || { echo "bench.sh: mpiexec.mpich not found (Debian package mpich)" >&2; exit 1; }
+# The mpiexec of the MPI the build's plugin links (the launcher says which).
+flavour=$(sed -n 's/^mpi_flavour=//p' "$build_dir/bin/omptarget-mpirun")
+case $flavour in openmpi) mpiexec_name=mpiexec.openmpi pkg=openmpi-bin ;;
+                 *) mpiexec_name=mpiexec.mpich pkg=mpich ;; esac
+mpiexec=$(command -v "$mpiexec_name" || true)
+[ -n "$mpiexec" ] || { echo "bench.sh: $mpiexec_name not found (Debian package $pkg)" >&2; exit 1; }
+# Open MPI: root allowed, cores oversubscribed (many ranks on a few cores).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 # Other work on the machine skews every figure: the load is part of the record.
@@ -149,6 +163,10 @@ job omp-nowait-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_omp" nowa
 job omp-regions-on MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_omp" regions "$mode" on
 job omp-regions-off MPIEXEC="$mpiexec" OMPTARGET_MPI_FORWARD_OUTPUT=off -- \
     "$run" -n 2 "$b/bench_omp" regions "$mode" off
+# The same with every polling thread spinning (OMPTARGET_MPI_IDLE=spin):
+# the latency the plugin adds when cores are there to burn.
+job omp-regions-spin MPIEXEC="$mpiexec" OMPTARGET_MPI_IDLE=spin -- \
+    "$run" -n 2 "$b/bench_omp" regions "$mode" spin
 # The same regions on libomptarget 14's own in-process plugin: what
 # libomptarget itself spends per region, which every plugin's figure holds.
 job omp-regions-stock -- env -u LD_LIBRARY_PATH -u LD_PRELOAD "$b/bench_omp" regions "$mode" stock
@@ -185,6 +203,10 @@ for part in fine sync4k; do
     busy_job "apps-ours2-busy-$part" MPIEXEC="$mpiexec" -- \
         "$run" -n 3 "$b/bench_apps" "$part" "$mode" ours2busy 2
 done
+
+# Scale-out: regions in flight, strong scaling, many devices (bench_scale.sh).
+. ci/bench_scale.sh
+scale_jobs
 
 # ---- the table, the JSON file, the plot ----
 mpich=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p')
@@ -304,6 +326,10 @@ END {
     row("omp_region_off", "empty region, output not forwarded (FORWARD_OUTPUT=off)", "OpenMP")
     row("omp_region_on", "empty region, output forwarded (default)", "OpenMP",
         "omp_region_off", "not forwarded")
+    row("omp_region_spin", "empty region, every poller spinning (IDLE=spin)", "OpenMP",
+        "raw_rtt_8B", "raw RTT", "≤ 3×", "<=", 3)
+    row("omp_region_on", "empty region, default idle policy (IDLE=sleep)", "OpenMP",
+        "raw_rtt_8B", "raw RTT")
     row("omp_from4_region_on", "region with map(from:) of 4 x 4 KiB", "OpenMP",
         "omp_region_on", "empty region")
     row("omp_region_stock", "empty region, stock in-process plugin (libomptarget alone)",
@@ -327,6 +353,7 @@ END {
             tgt = ""; op = ""; lim = 0
             if (a == "fine" && d == 2) { tgt = "≤ 2×"; op = "<="; lim = 2 }
             if ((a == "xs" || a == "dense") && d == 1) { tgt = "≤ 1.1×"; op = "<="; lim = 1.1 }
+            if (a == "sync4k") { tgt = "≥ 0.3×"; op = ">="; lim = 0.3 }
             row("app_" a "_ours" d, appwhat[i], "OpenMP, " d " device(s)", "app_" a "_stock",
                 "stock", tgt, op, lim)
         }
@@ -457,7 +484,11 @@ echo
 echo
 [ -f "$model" ] && cat "$model"
 echo
-echo "bench: table $out/$name.md, figures $out/$name.json${png:+, plot $png}, model $model, logs $out/logs/"
+scale_report
+cat "$out/$name-scale.md"
+echo
+echo "bench: table $out/$name.md, figures $out/$name.json${png:+, plot $png}, model $model," \
+     "scale-out $out/$name-scale.md, logs $out/logs/"
 
 if [ "$update_docs" -eq 1 ]; then
     if [ "$failed" -ne 0 ] || [ "$mode" = quick ]; then
@@ -469,6 +500,7 @@ if [ "$update_docs" -eq 1 ]; then
         cp "$out/$name.json" docs/bench/results.json
         cp "$png" docs/bench/bandwidth.png
         cp "$model" docs/bench/model.md
+        cp "$out/$name-scale.md" docs/bench/scale.md
         echo "bench: docs/bench/ updated"
     fi
 fi
