@@ -107,9 +107,14 @@ static const char *entry_name(otm_device *d, uint64_t addr)
     return NULL;
 }
 
-/* What the faulting address is to the host: a NULL pointer, or memory of
- * the host's own (its stack, its heap, a mapping), which the region can
- * only have got from a host pointer that was never mapped. */
+/* What the faulting address is to the host: a NULL pointer, memory of the
+ * host's own (its stack, its heap, a mapping), which the region can only
+ * have got from a host pointer that was never mapped, or the host's
+ * program or libraries (code, or data such as a virtual table), which
+ * the region reached through a host function pointer or an object's
+ * virtual table: those name the same thing on a device only when its rank
+ * has the file at the host's address (omptarget-mpirun, without
+ * --randomize, starts the ranks so). */
 static void address_hint(uint64_t addr, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -121,15 +126,22 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
     char line[512];
     while (maps && fgets(line, sizeof line, maps)) {
         unsigned long long lo, hi;
-        char path[256] = "";
-        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %255[^\n]", &lo, &hi, path) < 2 ||
+        char perms[8] = "", path[256] = "";
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255[^\n]", &lo, &hi, perms, path) < 3 ||
             addr < lo || addr >= hi)
             continue;
-        const char *what = strstr(path, "[stack") ? "the host's stack"
-                           : strstr(path, "[heap]") ? "the host's heap"
-                                                    : "the host's memory";
-        snprintf(buf, len, "; the address lies in %s: the region uses host memory "
-                 "that was not mapped to the device", what);
+        const char *file = strrchr(path, '/');
+        if (file)
+            snprintf(buf, len, "; the address lies in the host's %s of %s: a host "
+                     "function pointer or virtual table reaches the same on a device "
+                     "only when every rank has its program at the host's addresses "
+                     "(omptarget-mpirun without --randomize)",
+                     strchr(perms, 'x') ? "code" : "data", file + 1);
+        else
+            snprintf(buf, len, "; the address lies in %s: the region uses host memory "
+                     "that was not mapped to the device",
+                     strstr(path, "[stack") ? "the host's stack"
+                     : strstr(path, "[heap]") ? "the host's heap" : "the host's memory");
         break;
     }
     if (maps)
@@ -154,7 +166,7 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
 {
     otm_plugin *p = ctx;
     otm_device *d = &p->devices[rank - 1];
-    char what[160], hint[200];
+    char what[160], hint[400];
     otm_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
                     .exit_status = f->exit_status,
                     .foreign = (f->flags & OTM_EXEC_FOREIGN) != 0};

@@ -66,10 +66,14 @@ add_test(NAME omp19_no_plugin
                  ${OTM_LIBOMPTARGET19} ${CMAKE_CURRENT_BINARY_DIR}/omp19/omp_host_fallback)
 set_tests_properties(omp19_exports omp19_no_plugin PROPERTIES LABELS omp19 TIMEOUT 120)
 
+# Programs for 19 only: `declare target indirect` is OpenMP 5.1's.
+set(_more ${OTM_OMP_MORE_PROGRAMS})
+list(APPEND OTM_OMP_MORE_PROGRAMS omp_indirect)
 find_program(OTM_CLANGXX19 clang++-19)
 otm_omp_more_tests(${CMAKE_CURRENT_BINARY_DIR}/omp19 ${OTM_CLANG19} "${OTM_CLANGXX19}" omp19
                    omp19_ _outputs ${_flags})
 set(OTM_OMP_ARGS_omp_dlopen ${_dlopen_args})
+set(OTM_OMP_MORE_PROGRAMS ${_more})
 
 add_custom_target(otm_omp19_tests ALL DEPENDS ${_outputs})
 add_dependencies(otm_omp19_tests omptarget_rtl_mpi)

@@ -2,7 +2,8 @@
 # run_omp.sh - runs one OpenMP test program of the `omp` label and checks
 # that it passed and that every rank shut down cleanly.
 #
-# usage: run_omp.sh [--repeat N] [--no-launcher] [--ranks N] [--timeout S]
+# usage: run_omp.sh [--repeat N] [--no-launcher] [--launcher-option OPT]...
+#                   [--ranks N] [--timeout S]
 #                   [--env NAME=VALUE]... [--expect-fail REGEX [--expect-status N
 #                   [--unacknowledged K]] | --expect-refusal REGEX] [--stdout-check CMD]
 #                   [--allow-stderr REGEX]
@@ -22,6 +23,8 @@
 #                  launcher variable in the environment; then the plugin must
 #                  warn "not started by an MPI launcher" and the program must
 #                  still pass (host fallback).
+#   --launcher-option OPT  passed to the launcher before -n (for example
+#                  --randomize); may be repeated.
 #   --env NAME=VALUE  exported for the run (after the defaults, so it can
 #                  override OMPTARGET_MPI_LOG_LEVEL); may be repeated.
 #   --expect-fail REGEX  the run is EXPECTED TO FAIL (a device fault): it
@@ -100,6 +103,7 @@ usage() {
 }
 
 envs=
+launcher_options=
 expect_fail=
 expect_regex=
 expect_status=
@@ -110,6 +114,9 @@ allow_stderr=
 while [ $# -gt 0 ]; do
     case $1 in
     --no-launcher) mode=plain; shift ;;
+    --launcher-option)
+        [ $# -ge 2 ] || usage
+        launcher_options="$launcher_options $2"; shift 2 ;;
     --ranks) [ $# -ge 2 ] || usage; ranks=$2; shift 2 ;;
     --timeout) [ $# -ge 2 ] || usage; limit=$2; shift 2 ;;
     --env)
@@ -197,7 +204,9 @@ if [ "$mode" = plain ]; then
     timeout -k 10 "$limit" "$prog" "$@" >"$out" 2>"$err"
     status=$?
 else
-    timeout -k 10 "$limit" "$launcher" -n "$ranks" "$prog" "$@" >"$out" 2>"$err"
+    # shellcheck disable=SC2086 # the options split at blanks
+    timeout -k 10 "$limit" "$launcher" $launcher_options -n "$ranks" "$prog" "$@" \
+        >"$out" 2>"$err"
     status=$?
 fi
 elapsed=$(($(date +%s) - start))
