@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -303,25 +302,32 @@ static void dump_coverage(void)
 #endif
 }
 
-/* Before MPI_Abort: what this process wrote to a pipe (an MPI launcher
- * reads its ranks' output through one) has been read. The abort has the
- * launcher kill the job, and the lines written just before it, those that
- * say why, were lost at times (once in many runs under MPICH). Bounded:
- * a reader that takes nothing gets 2 s. */
-static void let_output_drain(void)
+/* Bytes written to stdout or stderr that their reader has not read yet:
+ * only a pipe says (an MPI launcher reads its ranks' output through one). */
+static int output_unread(void)
 {
-    fflush(NULL);
     for (int fd = 1; fd <= 2; fd++) {
         struct stat st;
         int queued = 0;
-        if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
-            continue;
-        for (int tries = 0; tries < 200; tries++) {
-            if (ioctl(fd, FIONREAD, &queued) || queued == 0)
-                break;
-            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-        }
+        if (!fstat(fd, &st) && S_ISFIFO(st.st_mode) && !ioctl(fd, FIONREAD, &queued) &&
+            queued > 0)
+            return 1;
     }
+    return 0;
+}
+
+/* Before the host's MPI_Abort: the launcher has read what rank 0 wrote.
+ * The abort has it kill the job, and the lines written just before, those
+ * that say why, were lost once under MPICH. Waits in the idle policy, for
+ * at most 2 s. */
+static void let_output_drain(const otm_settings *s)
+{
+    otm_idle idle;
+    otm_idle_init(&idle, s);
+    fflush(NULL);
+    uint64_t until = otm_clock_ns() + 2000000000u;
+    while (output_unread() && otm_clock_ns() < until)
+        otm_idle_after(&idle, 0, 0);
 }
 
 /* The end of a process the plugin decides: what stdio holds is written,
@@ -375,7 +381,6 @@ static _Noreturn void abort_job(void)
                    "(status 1)", rank);
     drop_libomp_registration();
     dump_coverage();
-    let_output_drain();
     MPI_Abort(MPI_COMM_WORLD, 1);
     end_process(1);
 }
@@ -712,7 +717,7 @@ static void run_end(otm_plugin *p, int process_ends)
      * ever: end the job instead of hanging, with the status said. */
     if (p->node.exit_failures) {
         dump_coverage();
-        let_output_drain();
+        let_output_drain(&p->settings);
         MPI_Abort(MPI_COMM_WORLD, status > 0 ? status : 1);
     }
     otm_node_fini(&p->node);
