@@ -8,7 +8,7 @@
  *
  * The limits below are the one statement of each range: otm_config_check
  * enforces them, the settings parse against them and print them in their
- * error messages and in the README's table. They are integer constant
+ * error messages and in docs/settings.md's table. They are integer constant
  * expressions, so tables and static assertions can use them.
  */
 #ifndef OTM_CONFIG_H

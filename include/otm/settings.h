@@ -8,7 +8,7 @@
  * names the variable, the value and the accepted range; the settings are
  * then left at their defaults and the caller refuses to start (no silent
  * fallback). The table otm_settings_table() lists every variable with its
- * default, range and meaning: the README's table is checked against it.
+ * default, range and meaning: docs/settings.md's table is checked against it.
  *
  * No MPI header is needed (the core's part is otm/config.h), so the
  * settings are one library whichever MPI the plugin is built for, and

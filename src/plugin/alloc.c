@@ -19,7 +19,7 @@
  * MPI, memcheck, coverage) without a build of its own, and the cost is one
  * pthread_once check and one predictable branch per allocation; the plugin
  * allocates per call, never per byte moved. It is not a setting
- * (src/settings/ holds those, and the README's table): nothing a user
+ * (src/settings/ holds those, and docs/settings.md's table): nothing a user
  * should set, and no OMPTARGET_MPI_ name.
  */
 #include <pthread.h>

@@ -2,7 +2,7 @@
 # check_readme.sh PRINTER README - every variable name and alias the plugin
 # reads (as printed by `PRINTER --names`) must appear in README, and every
 # line of the table PRINTER prints must be a line of README as it is, so
-# that the README's table (defaults, ranges, meanings) cannot fall behind
+# that the table in docs/settings.md (defaults, ranges, meanings) cannot fall behind
 # settings.c and the limits it takes from otm/config.h.
 set -u
 printer=$1
