@@ -26,9 +26,10 @@ REQUIRES/UNSUPPORTED/XFAIL, `not`, `%not --crash`, FileCheck, all lit's.
 in expected-VERSION.txt (`refresh` rewrites that file; it names the source
 and the compiler, and `check` refuses a file made from others). It fails
 when a test the stock plugin passes does not pass through the launcher,
-unless exceptions.txt lists it with its reason; when a listed test passes
-(the entry is stale) or is not in the suite; and when no run had this
-plugin on 3 ranks. A test that passed only because the launcher reported
+unless by-design.txt says how it ends (an exit status and a line of the
+output, both checked, and no fault after the region's) or exceptions.txt
+lists it with its reason; when a listed test passes (the entry is stale)
+or is not in the suite; and when no run had this plugin on 3 ranks. A test that passed only because the launcher reported
 a crash of rank 0 as an exit status (under plain `not`, which fails a
 crash and passes a failure) is flagged and not counted as a pass.
 Exit status 77 (skipped) when the suite, the tools or the runtime are
@@ -267,7 +268,8 @@ def run_lit(ver, column, work, launcher, jobs, filt, log, results):
 
 def run_column(ver, column, work, launcher, jobs, filt, again=False):
     """Runs lit on the whole suite (or the tests FILT matches) in one
-    column; returns ({test: lit result code}, {test: [runs]}, seconds).
+    column; returns ({test: lit result code}, {test: [runs]}, {test: lit's
+    output}, seconds).
     AGAIN: no run, the results the last one left in WORK."""
     log = os.path.join(work, "runs.log")
     results = os.path.join(work, "results.json")
@@ -278,12 +280,13 @@ def run_column(ver, column, work, launcher, jobs, filt, again=False):
             shutil.rmtree(work)
         os.makedirs(work)
         seconds = run_lit(ver, column, work, launcher, jobs, filt, log, results)
-    codes = {}
+    codes, outputs = {}, {}
     prefix = "libomptarget :: %s :: " % TARGET
     for test in json.loads(read(results))["tests"]:
         name = test["name"]
         if name.startswith(prefix):
             codes[name[len(prefix):]] = test["code"]
+            outputs[name[len(prefix):]] = test.get("output", "")
     # The runs launch-cc.sh logged, by test: lit's %t of TEST is
     # WORK/TARGET/<dir of TEST>/Output/<file of TEST>.tmp.
     runs = {}
@@ -297,7 +300,7 @@ def run_column(ver, column, work, launcher, jobs, filt, again=False):
             test = os.path.join(m.group(1), m.group(2))
             runs.setdefault(test, []).append(Run(int(status), crash == "crash", by,
                                                  ranks == str(RANKS)))
-    return codes, runs, seconds
+    return codes, runs, outputs, seconds
 
 
 class Run:
@@ -381,14 +384,64 @@ def read_exceptions(version):
     return found
 
 
-def check(ver, codes, runs, seconds):
+class ByDesign:
+    """A by-design.txt line: how a test ends through the launcher, checked."""
+
+    def __init__(self, status, line, reason):
+        self.status = status    # the launcher's exit status of every run
+        self.line = line        # a line the output must contain
+        self.reason = reason
+
+    def mismatch(self, test_runs, output):
+        """Why this run of the test does not end as the line says, or None."""
+        if not test_runs:
+            return "no run through the launcher was logged"
+        statuses = sorted(set(r.status for r in test_runs))
+        if statuses != [self.status]:
+            return "exit status %s, not %d" % ("/".join(map(str, statuses)), self.status)
+        if self.line not in output:
+            return "the output lacks %r" % self.line
+        if SECOND_FAULT in output:
+            return "a device faulted again after the region (%r)" % SECOND_FAULT
+        return None
+
+
+# The plugin's report of a fault outside any region: after a region's
+# fault has ended the job, a second one means the end was not clean.
+SECOND_FAULT = "outside any target region"
+
+
+def read_by_design(version):
+    """by-design.txt: `VERSIONS TEST STATUS | LINE | REASON`, for tests
+    that end, through the launcher, as the design chooses."""
+    found = {}
+    for line in read(os.path.join(HERE, "by-design.txt")).splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("|")]
+        head = fields[0].split()
+        if len(fields) != 3 or len(head) != 3 or not head[2].isdigit() or not fields[1]:
+            raise SystemExit("run.py: by-design.txt: not `VERSIONS TEST STATUS | LINE | "
+                             "REASON`: %r" % line)
+        versions = head[0].split(",")
+        if not set(versions) <= set(SUITE):
+            raise SystemExit("run.py: by-design.txt: unknown version in %r" % line)
+        if version in versions:
+            found[head[1]] = ByDesign(int(head[2]), fields[1], fields[2])
+    return found
+
+
+def check(ver, codes, runs, seconds, outputs):
     """The label's verdict for one version; prints the table, returns the
     exit status."""
     stock = read_expected(ver)
     exceptions = read_exceptions(ver.version)
+    by_design = read_by_design(ver.version)
+    for test in set(exceptions) & set(by_design):
+        raise SystemExit("run.py: %s is in both exceptions.txt and by-design.txt" % test)
     problems = []
     rows = []
-    counts = {"stock": 0, "ours": 0, "exception": 0, "flagged": 0}
+    counts = {"stock": 0, "ours": 0, "by design": 0, "exception": 0, "flagged": 0}
     for test in sorted(set(stock) | set(codes)):
         s, o = stock.get(test, "-"), codes.get(test, "-")
         passed = o in SUCCESS
@@ -405,25 +458,37 @@ def check(ver, codes, runs, seconds):
                          "became the launcher's exit status")
         if passed:
             counts["ours"] += 1
-            if test in exceptions:
-                notes.append("exception no longer needed: remove it from exceptions.txt")
-                problems.append("%s: %s" % (test, notes[-1]))
+            for listed, name in ((exceptions, "exceptions.txt"), (by_design, "by-design.txt")):
+                if test in listed:
+                    notes.append("passes: remove it from " + name)
+                    problems.append("%s: %s" % (test, notes[-1]))
         elif s in SUCCESS:
-            if test in exceptions:
+            if test in by_design:
+                why = by_design[test].mismatch(runs.get(test, []), outputs.get(test, ""))
+                if why:
+                    notes.append("NOT AS DESIGNED: " + why)
+                    problems.append("%s: %s (by-design.txt)" % (test, notes[-1]))
+                else:
+                    counts["by design"] += 1
+                    notes.append("by design: " + by_design[test].reason)
+            elif test in exceptions:
                 counts["exception"] += 1
                 notes.append("exception: " + exceptions[test])
             else:
                 notes.append("REGRESSION: the stock plugin passes it")
                 problems.append("%s: %s through the launcher, %s" % (test, o, notes[-1]))
-        elif test in exceptions:
-            notes.append("listed in exceptions.txt, but the stock plugin does not pass it")
-            problems.append("%s: %s" % (test, notes[-1]))
+        else:
+            for listed, name in ((exceptions, "exceptions.txt"), (by_design, "by-design.txt")):
+                if test in listed:
+                    notes.append("listed in %s, but the stock plugin does not pass it" % name)
+                    problems.append("%s: %s" % (test, notes[-1]))
         if s != o or notes:
             rows.append((test, s, o, "; ".join(notes)))
-    for test in exceptions:
-        if test not in stock:
-            problems.append("%s: in exceptions.txt but not in LLVM %s's suite"
-                            % (test, ver.version))
+    for listed, name in ((exceptions, "exceptions.txt"), (by_design, "by-design.txt")):
+        for test in listed:
+            if test not in stock:
+                problems.append("%s: in %s but not in LLVM %s's suite"
+                                % (test, name, ver.version))
 
     print("LLVM %s's libomptarget suite (%s), %s, ours on %d ranks (%.0f s):"
           % (ver.version, ver.source, TARGET, RANKS, seconds))
@@ -444,9 +509,9 @@ def check(ver, codes, runs, seconds):
         tally[code] = tally.get(code, 0) + 1
     print("  lit's results through the launcher: %s"
           % ", ".join("%s %d" % (c, n) for c, n in sorted(tally.items())))
-    summary = ("llvm-suite %s: stock pass %d, ours pass %d, exceptions %d, flagged %d"
-               % (ver.version, counts["stock"], counts["ours"], counts["exception"],
-                  counts["flagged"]))
+    summary = ("llvm-suite %s: stock pass %d, ours pass %d, by design %d, exceptions %d, "
+               "flagged %d" % (ver.version, counts["stock"], counts["ours"], counts["by design"],
+                               counts["exception"], counts["flagged"]))
     print(summary)
     if problems:
         print("FAILED:")
@@ -506,7 +571,7 @@ def main():
 
     work = args.work or os.path.join(os.path.abspath(args.build), "tests", "llvm-suite",
                                      "%s-%s" % (args.version, column))
-    codes, runs, seconds = run_column(ver, column, work, launcher, args.jobs, args.filter,
+    codes, runs, outputs, seconds = run_column(ver, column, work, launcher, args.jobs, args.filter,
                                       args.again)
     if not codes:
         raise SystemExit("run.py: lit ran no test")
@@ -525,7 +590,7 @@ def main():
               % (args.version, column, sum(1 for c in codes.values() if c in SUCCESS),
                  len(codes), seconds))
         return 0
-    return check(ver, codes, runs, seconds)
+    return check(ver, codes, runs, seconds, outputs)
 
 
 if __name__ == "__main__":
