@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "net.h"
 #include "otm/node.h"
 
@@ -41,7 +42,6 @@
 #ifndef SIM_MAX_QUEUES
 #define SIM_MAX_QUEUES 8
 #endif
-#define SIM_GLOBAL_SIZE 64
 
 typedef enum sim_mode { SIM_RANDOM = 0, SIM_REPLAY, SIM_BYTES } sim_mode;
 
@@ -87,38 +87,6 @@ sim_config sim_config_default(void);
 
 typedef struct sim_world sim_world;
 
-/* The simulated device of each worker. Its images are "pattern images":
- * byte i of an image of n bytes is sim_image_byte(i). A LOAD by reference
- * finds one (the worker's own copy) when n <= SIM_IMAGE_LOCAL_MAX and the
- * hash matches; one whose bytes travel is accepted when they are the
- * pattern, refused (OTM_ERR_INVALID) otherwise. Every image holds the
- * kernels below and one global of SIM_GLOBAL_SIZE bytes (a per-rank
- * array). */
-#define SIM_IMAGE_LOCAL_MAX 64
-typedef enum sim_kernel {
-    SIM_K_INC = 0,      /* args: buffer, length (literal): each byte += 1 */
-    SIM_K_FAIL,         /* returns OTM_ERR_KERNEL */
-    SIM_K_NOP,          /* does nothing */
-    SIM_K_FAULT,        /* dies as a NULL dereference would: SIGSEGV at 0 */
-    SIM_K_PRINT,        /* args: length (literal): writes that many bytes
-                         * sim_image_byte(i) to stdout, then "e\n" to stderr */
-    SIM_K_SLEEP,        /* args: ns (literal): runs that long in virtual
-                         * time; the worker's handler waits before it takes
-                         * it, its gate goes on meanwhile (a long region) */
-    SIM_K_COUNT
-} sim_kernel;
-uint64_t sim_kernel_addr(sim_kernel k);
-static inline uint8_t sim_image_byte(uint64_t i) { return (uint8_t)(i * 7u + 3u); }
-/* otm_wire_hash of the pattern image of n bytes. */
-uint64_t sim_image_hash(uint64_t n);
-/* The name of entry k of every image (the kernels, then "global" at
- * SIM_K_COUNT), and the hash over those names that a LOAD carries,
- * computed as the plugin's host computes it from an image (each name with
- * its NUL, otm_wire_hash). A LOAD with another hash is refused with
- * OTM_ERR_NO_KERNEL, as the plugin's worker refuses an image whose entries
- * are not the host's. */
-const char *sim_entry_name(int k);
-uint64_t sim_names_hash(void);
 /* The host's record of what regions printed (region_output hook), and of
  * the faults reported (region_fault): for the tests to check. */
 typedef struct sim_host_seen {
