@@ -1,8 +1,8 @@
 /*
  * sim/world.c - the world harness: ranks, actors, the scheduler and its
- * choices (replay, partial-order reduction), virtual time, the node hooks,
- * the checks and the exhaustive exploration. Each worker's device is
- * sim/device.c.
+ * choices (replay, partial-order reduction), virtual time, the node hooks
+ * and the checks. Each worker's device is sim/device.c; the walk over
+ * every schedule that drives the choices is sim/explore.c.
  */
 #include "world.h"
 
@@ -1299,60 +1299,6 @@ int sim_world_rearm(sim_world *w, const sim_config *cfg)
         w->epoch[r] = sim_net_epoch(w->net, r);
     sim_net_install(w->net);
     return 0;
-}
-
-/* ---- exhaustive exploration ------------------------------------------------------ */
-
-sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
-                              void *arg, size_t depth, uint64_t max_schedules)
-{
-    sim_explore_stats stats = {0};
-    uint16_t *prefix = NULL;
-    size_t plen = 0;
-    for (;;) {
-        sim_config cfg = *base;
-        sim_trace t = {0};
-        cfg.mode = SIM_REPLAY;
-        cfg.por = 1;
-        cfg.replay = prefix;
-        cfg.nreplay = plen;
-        sim_result res = fn(&cfg, arg, &t);
-        stats.schedules++;
-        if (t.len > stats.deepest)
-            stats.deepest = t.len;
-        if (res == SIM_PRUNED)
-            stats.pruned++;
-        else if (res != SIM_OK) {
-            stats.failures = 1;
-            sim_trace_free(&t);
-            break;
-        }
-        /* Backtrack: the deepest choice that still has an untried option. */
-        long i = (long)(t.len < depth ? t.len : depth) - 1;
-        while (i >= (long)t.from && t.taken[i] + 1 >= t.options[i])
-            i--;
-        if (i < (long)t.from)
-            i = -1;
-        if (i < 0) {
-            stats.complete = 1;
-            sim_trace_free(&t);
-            break;
-        }
-        uint16_t *p = realloc(prefix, (size_t)(i + 1) * sizeof *p);
-        if (!p) {
-            sim_trace_free(&t);
-            break;
-        }
-        prefix = p;
-        memcpy(prefix, t.taken, (size_t)i * sizeof *prefix);
-        prefix[i] = (uint16_t)(t.taken[i] + 1);
-        plen = (size_t)i + 1;
-        sim_trace_free(&t);
-        if (stats.schedules >= max_schedules)
-            break;
-    }
-    free(prefix);
-    return stats;
 }
 
 otm_status sim_queue_wait(otm_node *node, otm_queue *q)

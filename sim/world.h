@@ -71,7 +71,7 @@ typedef struct sim_config {
     size_t nbytes;
     uint64_t max_steps;         /* livelock bound; 0: 1,000,000 */
     int por;                    /* SIM_REPLAY: partial-order reduction with
-                                 * sleep sets (sim_explore turns it on) */
+                                 * sleep sets (sim/explore.h turns it on) */
     int quiet;                  /* no failure report on stderr */
     sim_link link;              /* the cost of messages in virtual time
                                  * (sim/net.h); zero, the default: none */
@@ -250,31 +250,5 @@ void sim_trace_free(sim_trace *t);
 /* Parses a choice string as printed on failure into `out` (up to `max`);
  * returns the count, or -1 if the text is malformed. */
 long sim_choices_parse(const char *text, uint16_t *out, size_t max);
-
-/* ---- exhaustive exploration ---- */
-
-/* Called for each schedule: builds a world from cfg (mode SIM_REPLAY with the
- * prefix to follow), runs it, checks the results, and moves the run's trace
- * into *trace before destroying the world. */
-typedef sim_result (*sim_scenario_fn)(const sim_config *cfg, void *arg,
-                                      sim_trace *trace);
-
-typedef struct sim_explore_stats {
-    uint64_t schedules;         /* runs, including pruned ones */
-    uint64_t pruned;            /* runs cut short as covered by another */
-    uint64_t failures;
-    int complete;           /* every schedule within the bound was run */
-    size_t deepest;         /* most choices in one run: complete and
-                             * deepest <= depth means truly exhaustive */
-} sim_explore_stats;
-
-/* Depth-first enumeration of every schedule of `fn` after its set-up mark,
- * branching on the first `depth` choices of each run (later choices take the
- * first option), with partial-order reduction (sleep sets: a schedule that
- * only reorders independent moves of one already run is cut short and
- * counted as pruned), stopping after `max_schedules`. Stops at the first
- * failure (stats.failures = 1). */
-sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
-                              void *arg, size_t depth, uint64_t max_schedules);
 
 #endif
