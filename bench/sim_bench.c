@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 static double now_s(void)

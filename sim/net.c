@@ -1,5 +1,8 @@
 /*
- * sim/net.c - the deterministic MPI model of sim/net.h.
+ * sim/net.c - the deterministic MPI model of sim/net.h: ranks,
+ * communicators, messages and requests, and what each MPI call does to them
+ * (sim/net_calls.h). The __wrap_MPI_* functions that check a call's
+ * arguments and reach the model are sim/wrap.c.
  *
  * Where things live:
  *  - in-flight messages: one FIFO per channel, the channels kept in an array
@@ -15,7 +18,7 @@
  * same calls in the same order give the same state and the same hash.
  */
 #include "net.h"
-#include "wrap.h"
+#include "net_calls.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -535,7 +538,7 @@ static sim_msg *chan_pop(sim_net *net, size_t i)
 
 /* ---- communicators --------------------------------------------------------- */
 
-static int comm_valid(const sim_net *net, MPI_Comm comm)
+int sim_net_comm_valid(const sim_net *net, MPI_Comm comm)
 {
     const sim_rank *r = &net->ranks[net->rank];
     int64_t k = (int64_t)comm - COMM_DUP_BASE;
@@ -869,6 +872,12 @@ uint64_t sim_net_epoch(const sim_net *net, int rank)
     return net->ranks[rank].epoch;
 }
 
+int sim_net_initialized(const sim_net *net, int rank)
+{
+    check_rank(net, rank, "sim_net_initialized");
+    return net->ranks[rank].initialized;
+}
+
 int sim_net_finalized(const sim_net *net, int rank)
 {
     check_rank(net, rank, "sim_net_finalized");
@@ -975,25 +984,20 @@ uint64_t sim_net_hash(const sim_net *net)
     return h;
 }
 
-/* ---- the wrappers ----------------------------------------------------------------- */
+/* ---- the calls of the current rank (net_calls.h) ---------------------------------- */
 
-/*
- * Every wrapper starts here. The call is counted first, so that fault
- * positions are stable whatever the outcome; then a stopped rank, an
- * injected fault or a call after MPI_Finalize fails it before anything is
- * touched. Returns MPI_SUCCESS when the call may proceed.
- */
-static int enter(sim_net **out, sim_fn fn)
+_Static_assert(SIM_NET_NO_COMM == COMM_DUP_BASE - 1, "no dup gets SIM_NET_NO_COMM");
+
+static sim_rank *me(sim_net *net)
 {
-    sim_net *net = installed;
-    sim_rank *r;
-    uint64_t nth;
+    return &net->ranks[net->rank];
+}
 
-    if (!net)
-        die("MPI_%s called with no sim_net installed", fn_names[fn]);
-    *out = net;
-    r = &net->ranks[net->rank];
-    nth = ++r->calls[fn];
+int sim_net_enter(sim_net *net, sim_fn fn)
+{
+    sim_rank *r = me(net);
+    uint64_t nth = ++r->calls[fn];
+
     if (r->stopped)
         return MPI_ERR_OTHER;
     if (fail_due(net, fn, nth)) {
@@ -1005,225 +1009,64 @@ static int enter(sim_net **out, sim_fn fn)
     return MPI_SUCCESS;
 }
 
-static sim_rank *me(sim_net *net)
+int sim_net_misused(sim_net *net, int err)
 {
-    return &net->ranks[net->rank];
+    return misuse(net, err);
 }
 
-int __wrap_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int sim_net_rank(const sim_net *net)
 {
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Init_thread);
+    return net->rank;
+}
 
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!provided)
-        return misuse(net, MPI_ERR_ARG);
+int sim_net_size(const sim_net *net)
+{
+    return net->cfg.nranks;
+}
+
+const int *sim_net_tag_ub(const sim_net *net)
+{
+    return &net->cfg.tag_ub;
+}
+
+int sim_net_init(sim_net *net)
+{
     if (me(net)->initialized)
         return misuse(net, MPI_ERR_OTHER);
     me(net)->initialized = 1;
-    *provided = MPI_THREAD_MULTIPLE;
     return MPI_SUCCESS;
 }
 
-int __wrap_MPI_Initialized(int *flag)
+int sim_net_finalize(sim_net *net)
 {
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Initialized);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!flag)
-        return misuse(net, MPI_ERR_ARG);
-    *flag = me(net)->initialized;
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Finalize(void)
-{
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Finalize);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
     if (!me(net)->initialized)
         return misuse(net, MPI_ERR_OTHER);
     me(net)->finalized = 1;
     return MPI_SUCCESS;
 }
 
-int __wrap_MPI_Finalized(int *flag)
-{
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Finalized);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!flag)
-        return misuse(net, MPI_ERR_ARG);
-    *flag = me(net)->finalized;
-    return MPI_SUCCESS;
-}
-
-/* Common checks of the calls that take a communicator and one out pointer. */
-static int comm_call(sim_fn fn, sim_net **net, MPI_Comm comm, const void *out)
-{
-    int rc = enter(net, fn);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!comm_valid(*net, comm))
-        return misuse(*net, MPI_ERR_COMM);
-    if (!out)
-        return misuse(*net, MPI_ERR_ARG);
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Comm_rank(MPI_Comm comm, int *rank)
-{
-    sim_net *net;
-    int rc = comm_call(SIM_FN_Comm_rank, &net, comm, rank);
-
-    if (rc == MPI_SUCCESS)
-        *rank = net->rank;
-    return rc;
-}
-
-int __wrap_MPI_Comm_size(MPI_Comm comm, int *size)
-{
-    sim_net *net;
-    int rc = comm_call(SIM_FN_Comm_size, &net, comm, size);
-
-    if (rc == MPI_SUCCESS)
-        *size = net->cfg.nranks;
-    return rc;
-}
-
 /* Dup is collective: ranks dup in the same order, so the k-th dup of every
  * rank gets the same handle without any rank waiting for the others. */
-int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+MPI_Comm sim_net_comm_dup(sim_net *net)
 {
-    sim_net *net;
-    sim_rank *r;
-    int rc = comm_call(SIM_FN_Comm_dup, &net, comm, newcomm);
+    sim_rank *r = me(net);
 
-    if (rc != MPI_SUCCESS) {
-        if (newcomm)
-            *newcomm = COMM_DUP_BASE - 1;   /* no communicator: not to be used */
-        return rc;
-    }
-    r = me(net);
     if (r->ndups >= COMM_DUP_MAX)
         die("rank %d made too many communicators", net->rank);
     r->dup_live = grow(r->dup_live, &r->dup_cap, r->ndups + 1, 1);
     r->dup_live[r->ndups] = 1;
-    *newcomm = COMM_DUP_BASE + (int)r->ndups++;
-    return MPI_SUCCESS;
+    return COMM_DUP_BASE + (int)r->ndups++;
 }
 
-int __wrap_MPI_Comm_free(MPI_Comm *comm)
+void sim_net_comm_free(sim_net *net, MPI_Comm comm)
 {
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Comm_free);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!comm)
-        return misuse(net, MPI_ERR_ARG);
-    /* MPI_COMM_WORLD is predefined and cannot be freed. */
-    if (*comm == MPI_COMM_WORLD || !comm_valid(net, *comm))
-        return misuse(net, MPI_ERR_COMM);
-    me(net)->dup_live[*comm - COMM_DUP_BASE] = 0;
-    *comm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Comm_set_errhandler);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* Errors are always returned here, which is what the core asks for. */
-    if (!comm_valid(net, comm))
-        return misuse(net, MPI_ERR_COMM);
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval,
-                             void *attribute_val, int *flag)
-{
-    sim_net *net;
-    int *tag_ub;
-    int rc = comm_call(SIM_FN_Comm_get_attr, &net, comm, attribute_val);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!flag)
-        return misuse(net, MPI_ERR_ARG);
-    *flag = comm_keyval == MPI_TAG_UB;
-    if (*flag) {
-        /* Like MPICH: the attribute is a pointer to the int. */
-        tag_ub = &net->cfg.tag_ub;
-        memcpy(attribute_val, &tag_ub, sizeof tag_ub);
-    }
-    return MPI_SUCCESS;
-}
-
-/* ---- point to point -------------------------------------------------------------- */
-
-/* Checks shared by Irecv and Imrecv (the buffer side of a receive). */
-static int check_recv_buf(sim_net *net, const void *buf, int count,
-                          MPI_Datatype type, const MPI_Request *request)
-{
-    if (type != MPI_BYTE)
-        return misuse(net, MPI_ERR_TYPE);
-    if (count < 0)
-        return misuse(net, MPI_ERR_COUNT);
-    if (!buf && count > 0)
-        return misuse(net, MPI_ERR_BUFFER);
-    if (!request)
-        return misuse(net, MPI_ERR_ARG);
-    return MPI_SUCCESS;
-}
-
-/* Checks shared by Irecv and Improbe (what a receive matches). */
-static int check_match(sim_net *net, int source, int tag, MPI_Comm comm)
-{
-    if (!comm_valid(net, comm))
-        return misuse(net, MPI_ERR_COMM);
-    if (source != MPI_ANY_SOURCE && (source < 0 || source >= net->cfg.nranks))
-        return misuse(net, MPI_ERR_RANK);
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > net->cfg.tag_ub))
-        return misuse(net, MPI_ERR_TAG);
-    return MPI_SUCCESS;
-}
-
-static int check_send(sim_net *net, const void *buf, int count, MPI_Datatype type,
-                      int dest, int tag, MPI_Comm comm, const MPI_Request *request)
-{
-    if (type != MPI_BYTE)
-        return misuse(net, MPI_ERR_TYPE);
-    if (count < 0)
-        return misuse(net, MPI_ERR_COUNT);
-    if (!buf && count > 0)
-        return misuse(net, MPI_ERR_BUFFER);
-    if (!comm_valid(net, comm))
-        return misuse(net, MPI_ERR_COMM);
-    if (dest < 0 || dest >= net->cfg.nranks)
-        return misuse(net, MPI_ERR_RANK);
-    if (tag < 0 || tag > net->cfg.tag_ub)
-        return misuse(net, MPI_ERR_TAG);
-    if (!request)
-        return misuse(net, MPI_ERR_ARG);
-    return MPI_SUCCESS;
+    me(net)->dup_live[comm - COMM_DUP_BASE] = 0;
 }
 
 /* Eager sends own a copy and are done; rendezvous ones (and all sends to
  * oneself, as in MPICH) wait for a receive to read the sender's buffer. */
-static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
-                 MPI_Comm comm)
+MPI_Request sim_net_isend(sim_net *net, const void *buf, size_t len, int dest,
+                          int tag, MPI_Comm comm)
 {
     sim_req *rq = req_new(net, 0);
     sim_msg *m = xcalloc(1, sizeof *m);
@@ -1252,66 +1095,37 @@ static int isend(sim_net *net, const void *buf, size_t len, int dest, int tag,
     return rq->handle;
 }
 
-int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype datatype,
-                     int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MPI_Request sim_net_irecv(sim_net *net, void *buf, size_t len, int source,
+                          int tag, MPI_Comm comm)
 {
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Isend);
-
-    if (rc == MPI_SUCCESS)
-        rc = check_send(net, buf, count, datatype, dest, tag, comm, request);
-    if (rc == MPI_SUCCESS)
-        *request = isend(net, buf, (size_t)count, dest, tag, comm);
-    return rc;
-}
-
-int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
-                     int tag, MPI_Comm comm, MPI_Request *request)
-{
-    sim_net *net;
     sim_req *rq;
     sim_msg *m;
-    int rc = enter(&net, SIM_FN_Irecv);
+    MPI_Request handle;
 
-    if (rc == MPI_SUCCESS)
-        rc = check_recv_buf(net, buf, count, datatype, request);
-    if (rc == MPI_SUCCESS)
-        rc = check_match(net, source, tag, comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    check_buffer(net, buf, (size_t)count, "a receive");
+    check_buffer(net, buf, len, "a receive");
     rq = req_new(net, 1);
     rq->buf = buf;
-    rq->cap = (size_t)count;
+    rq->cap = len;
     rq->src = source;
     rq->tag = tag;
     rq->comm = comm;
     rq->owner = owner_now(net);
-    *request = rq->handle;
+    handle = rq->handle;
     m = q_take(&me(net)->arrived, source, tag, comm);
     if (m)
         recv_complete(net, rq, m);
-    return MPI_SUCCESS;
+    return handle;
 }
 
-int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
-                       MPI_Message *message, MPI_Status *status)
+int sim_net_improbe(sim_net *net, int source, int tag, MPI_Comm comm,
+                    MPI_Message *message, MPI_Status *status)
 {
-    sim_net *net;
     sim_msg *m;
     MPI_Status st;
-    int rc = enter(&net, SIM_FN_Improbe);
 
-    if (rc == MPI_SUCCESS)
-        rc = check_match(net, source, tag, comm);
-    if (rc == MPI_SUCCESS && (!flag || !message || !status))
-        rc = misuse(net, MPI_ERR_ARG);
-    if (rc != MPI_SUCCESS)
-        return rc;
     m = q_take(&me(net)->arrived, source, tag, comm);
-    *flag = m != NULL;
     if (!m)
-        return MPI_SUCCESS;
+        return 0;
     if (net->next_mhandle > MSG_LAST)
         die("message handles exhausted");
     m->handle = net->next_mhandle++;
@@ -1319,30 +1133,22 @@ int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
     *message = m->handle;
     st = (MPI_Status){(int)m->len, 0, m->src, m->tag, MPI_SUCCESS};
     put_status(status, &st);
-    return MPI_SUCCESS;
+    return 1;
 }
 
-int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
-                      MPI_Message *message, MPI_Request *request)
+int sim_net_imrecv(sim_net *net, void *buf, size_t len, MPI_Message *message,
+                   MPI_Request *request)
 {
-    sim_net *net;
     sim_req *rq;
     sim_msg *m;
-    int rc = enter(&net, SIM_FN_Imrecv);
 
-    if (rc == MPI_SUCCESS)
-        rc = check_recv_buf(net, buf, count, datatype, request);
-    if (rc == MPI_SUCCESS && !message)
-        rc = misuse(net, MPI_ERR_ARG);
-    if (rc != MPI_SUCCESS)
-        return rc;
     m = q_take_handle(&net->probed, *message, net->rank);
     if (!m)
         return misuse(net, MPI_ERR_REQUEST);
-    check_buffer(net, buf, (size_t)count, "a receive");
+    check_buffer(net, buf, len, "a receive");
     rq = req_new(net, 1);
     rq->buf = buf;
-    rq->cap = (size_t)count;
+    rq->cap = len;
     rq->owner = owner_now(net);
     *request = rq->handle;
     *message = MPI_MESSAGE_NULL;
@@ -1350,16 +1156,11 @@ int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 
-int __wrap_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+int sim_net_test(sim_net *net, MPI_Request *request, int *flag, MPI_Status *status)
 {
-    sim_net *net;
     sim_req *rq;
-    int rc = enter(&net, SIM_FN_Test);
+    int rc;
 
-    if (rc == MPI_SUCCESS && (!request || !flag || !status))
-        rc = misuse(net, MPI_ERR_ARG);
-    if (rc != MPI_SUCCESS)
-        return rc;
     if (*request == MPI_REQUEST_NULL) {
         MPI_Status st = status_empty();
         *flag = 1;
@@ -1380,18 +1181,12 @@ int __wrap_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return rc;
 }
 
-int __wrap_MPI_Cancel(MPI_Request *request)
+int sim_net_cancel(sim_net *net, MPI_Request request)
 {
-    sim_net *net;
     sim_req *rq;
     MPI_Status st = status_empty();
-    int rc = enter(&net, SIM_FN_Cancel);
 
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!request)
-        return misuse(net, MPI_ERR_ARG);
-    rq = req_user(net, *request);
+    rq = req_user(net, request);
     if (!rq)
         return misuse(net, MPI_ERR_REQUEST);
     /* Only a receive nothing matched yet can be cancelled; sends always go. */
@@ -1402,29 +1197,10 @@ int __wrap_MPI_Cancel(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int __wrap_MPI_Test_cancelled(const MPI_Status *status, int *flag)
+int sim_net_request_free(sim_net *net, MPI_Request *request)
 {
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Test_cancelled);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!status || status == MPI_STATUS_IGNORE || !flag)
-        return misuse(net, MPI_ERR_ARG);
-    *flag = status->count_hi_and_cancelled & 1;
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Request_free(MPI_Request *request)
-{
-    sim_net *net;
     sim_req *rq;
-    int rc = enter(&net, SIM_FN_Request_free);
 
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!request)
-        return misuse(net, MPI_ERR_ARG);
     rq = req_user(net, *request);
     if (!rq)
         return misuse(net, MPI_ERR_REQUEST);
@@ -1434,24 +1210,5 @@ int __wrap_MPI_Request_free(MPI_Request *request)
     else
         rq->freed = 1;
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
-}
-
-int __wrap_MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
-                         int *count)
-{
-    sim_net *net;
-    int rc = enter(&net, SIM_FN_Get_count);
-
-    if (rc != MPI_SUCCESS) {
-        if (count)
-            *count = -1;    /* a failed call's output is not to be used */
-        return rc;
-    }
-    if (!status || status == MPI_STATUS_IGNORE || !count)
-        return misuse(net, MPI_ERR_ARG);
-    if (datatype != MPI_BYTE)
-        return misuse(net, MPI_ERR_TYPE);
-    *count = status->count_lo;
     return MPI_SUCCESS;
 }

@@ -3,9 +3,10 @@
  * sim/mpi_functions.h.
  *
  * The net holds N ranks. Test binaries link with -Wl,--wrap=MPI_<fn> for every
- * function of that list; each __wrap_MPI_<fn> acts on the installed net as the
- * rank set by sim_net_set_rank (the world harness sets it before running an
- * actor of that rank). Nothing happens on its own: a sent message stays in
+ * function of that list; each __wrap_MPI_<fn> (sim/wrap.c, through
+ * sim/net_calls.h) acts on the installed net as the rank set by
+ * sim_net_set_rank (the world harness sets it before running an actor of
+ * that rank). Nothing happens on its own: a sent message stays in
  * flight until the harness calls sim_net_deliver on its channel, so the
  * harness chooses every interleaving.
  *
@@ -198,7 +199,8 @@ uint64_t sim_net_hash(const sim_net *net);
  * calls would see: a message arrives for it, one of its requests completes.
  * The scheduler wakes the rank's actors when it moves. */
 uint64_t sim_net_epoch(const sim_net *net, int rank);
-/* 1 once `rank` called MPI_Finalize successfully. */
+/* 1 once `rank` called MPI_Init_thread, MPI_Finalize, successfully. */
+int sim_net_initialized(const sim_net *net, int rank);
 int sim_net_finalized(const sim_net *net, int rank);
 
 #endif

@@ -1,5 +1,8 @@
 /*
- * sim/world.c - the world harness: ranks, actors, the scheduler, the checks.
+ * sim/world.c - the world harness: ranks, actors, the scheduler and its
+ * choices (replay, partial-order reduction), virtual time, the node hooks
+ * and the checks. Each worker's device is sim/device.c; the walk over
+ * every schedule that drives the choices is sim/explore.c.
  */
 #include "world.h"
 
@@ -51,12 +54,7 @@ typedef struct rank_ctx {
     int64_t live;           /* allocations not yet released */
     struct block { uintptr_t at; size_t size; } *blocks;   /* ... which */
     size_t nblocks, blocks_cap;
-    uint8_t global[SIM_GLOBAL_SIZE];
-    otm_entry entries[SIM_K_COUNT + 1];
-    int64_t images;         /* loaded and not unloaded */
-    uint64_t out_pending, err_pending;  /* SIM_K_PRINT's output not taken */
-    uint64_t out_next;      /* index of the next stdout byte printed */
-    uint64_t out_taken;     /* index of the next stdout byte taken */
+    sim_device dev;         /* the worker's device (sim/device.h) */
     uint64_t sleep_id;      /* the SIM_K_SLEEP event the handler waits on */
     uint64_t sleep_until;   /* ... until this virtual time */
 } rank_ctx;
@@ -95,86 +93,7 @@ struct sim_world {
 static int violation(sim_world *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* ---- device: kernels and the image ------------------------------------------ */
-
-static otm_status k_inc(void **args, uint32_t nargs)
-{
-    if (nargs < 2)
-        return OTM_ERR_KERNEL;
-    uint8_t *p = args[0];
-    for (uintptr_t i = 0; i < (uintptr_t)args[1]; i++)
-        p[i]++;
-    return OTM_OK;
-}
-
-/* Distinct, stable "addresses" for the kernels: what the host sends back. */
-uint64_t sim_kernel_addr(sim_kernel k)
-{
-    return 0x5000u + 0x10u * (uint64_t)k;
-}
-
-const char *sim_entry_name(int k)
-{
-    static const char *const names[] = {"inc", "fail", "nop", "fault", "print",
-                                        "sleep", "global"};
-    _Static_assert(sizeof names / sizeof *names == SIM_K_COUNT + 1,
-                   "a name for every kernel and the global");
-    return k >= 0 && k <= SIM_K_COUNT ? names[k] : NULL;
-}
-
-uint64_t sim_names_hash(void)
-{
-    uint64_t h = OTM_WIRE_HASH_SEED;
-    for (int k = 0; k <= SIM_K_COUNT; k++)
-        h = otm_wire_hash(sim_entry_name(k), strlen(sim_entry_name(k)) + 1, h);
-    return h;
-}
-
-static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
-                          uint32_t nargs, uint64_t teams, uint64_t threads,
-                          otm_region_fault *fault)
-{
-    rank_ctx *rc = ctx;
-    (void)teams, (void)threads;
-    if (kernel == sim_kernel_addr(SIM_K_INC))
-        return k_inc(args, nargs);
-    if (kernel == sim_kernel_addr(SIM_K_NOP) || kernel == sim_kernel_addr(SIM_K_SLEEP))
-        return OTM_OK;      /* SLEEP: its time passed before (kernel_sleeping) */
-    if (kernel == sim_kernel_addr(SIM_K_FAULT)) {
-        *fault = (otm_region_fault){.signo = 11, .code = 1, .addr = 0,
-                                    .flags = OTM_EXEC_FAULTED};
-        return OTM_ERR_KERNEL_FAULT;
-    }
-    if (kernel == sim_kernel_addr(SIM_K_PRINT) && nargs >= 1) {
-        rc->out_pending += (uint64_t)(uintptr_t)args[0];
-        rc->out_next += (uint64_t)(uintptr_t)args[0];
-        rc->err_pending += 2;
-        return OTM_OK;
-    }
-    return OTM_ERR_KERNEL;
-}
-
-static void dev_pending(void *ctx, uint64_t *out, uint64_t *err)
-{
-    rank_ctx *rc = ctx;
-    *out = rc->out_pending;
-    *err = rc->err_pending;
-}
-
-static otm_status dev_take(void *ctx, uint8_t *dst, uint64_t out, uint64_t err)
-{
-    rank_ctx *rc = ctx;
-    if (out > rc->out_pending || err > rc->err_pending || err % 2)
-        return OTM_ERR_INVALID;
-    for (uint64_t i = 0; i < out; i++)
-        dst[i] = sim_image_byte(rc->out_taken + i);
-    for (uint64_t i = 0; i < err; i += 2)
-        memcpy(dst + out + i, "e\n", 2);
-    rc->out_taken += out;
-    rc->out_pending -= out;
-    rc->err_pending -= err;
-    return OTM_OK;
-}
+/* ---- what the host saw of the devices -------------------------------------- */
 
 static void host_output(void *ctx, int rank, int stream, const uint8_t *buf, size_t len)
 {
@@ -223,51 +142,7 @@ const sim_host_seen *sim_world_host_seen(const sim_world *w)
 
 uint64_t sim_world_images_loaded(const sim_world *w, int rank)
 {
-    return (uint64_t)w->ctx[rank].images;
-}
-
-static int is_pattern(const uint8_t *p, uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++)
-        if (p[i] != sim_image_byte(i))
-            return 0;
-    return 1;
-}
-
-uint64_t sim_image_hash(uint64_t n)
-{
-    uint64_t h = OTM_WIRE_HASH_SEED;
-    for (uint64_t i = 0; i < n; i++) {
-        uint8_t b = sim_image_byte(i);
-        h = otm_wire_hash(&b, 1, h);
-    }
-    return h;
-}
-
-static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry **e,
-                           uint64_t *count)
-{
-    rank_ctx *rc = ctx;
-    if (ref->names_hash != sim_names_hash())
-        return OTM_ERR_NO_KERNEL;
-    if (!ref->bytes && (ref->size > SIM_IMAGE_LOCAL_MAX || ref->hash != sim_image_hash(ref->size)))
-        return OTM_ERR_NO_IMAGE;
-    if (ref->bytes && !is_pattern(ref->bytes, ref->size))
-        return OTM_ERR_INVALID;
-    rc->images++;
-    for (int k = 0; k < SIM_K_COUNT; k++)
-        rc->entries[k] = (otm_entry){sim_kernel_addr((sim_kernel)k), 0};
-    rc->entries[SIM_K_COUNT] =
-        (otm_entry){(uint64_t)(uintptr_t)rc->global, SIM_GLOBAL_SIZE};
-    *e = rc->entries;
-    *count = SIM_K_COUNT + 1;
-    return OTM_OK;
-}
-
-static void dev_unload(void *ctx, uint64_t id)
-{
-    (void)id;
-    ((rank_ctx *)ctx)->images--;
+    return (uint64_t)w->ctx[rank].dev.images;
 }
 
 /* ---- hooks ------------------------------------------------------------------ */
@@ -443,9 +318,7 @@ static otm_hooks hooks_for(rank_ctx *rc)
         .idle = h_idle, .progress = h_progress, .ctx = rc,
         .region_output = host_output, .region_fault = host_fault,
         .worker_lost = host_worker_lost, .region_timeout = host_region_timeout,
-        .device = {.load_image = dev_load, .unload_image = dev_unload,
-                   .run_kernel = dev_run, .output_pending = dev_pending,
-                   .output_take = dev_take, .ctx = rc},
+        .device = sim_device_ops(&rc->dev),
     };
     return h;
 }
@@ -583,7 +456,7 @@ void sim_world_destroy(sim_world *w)
 }
 
 otm_node *sim_world_node(sim_world *w, int rank) { return w->nodes[rank]; }
-uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].global; }
+uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].dev.global; }
 uint64_t sim_world_steps(const sim_world *w) { return w->steps; }
 uint64_t sim_world_hash(const sim_world *w) { return w->hash; }
 uint64_t sim_world_time(const sim_world *w) { return w->now; }
@@ -1379,8 +1252,8 @@ size_t sim_world_rest(const sim_world *w, sim_rest *out)
             .requests = sim_net_live_requests(w->net, r),
             .comms = sim_net_live_comms(w->net, r),
             .unreceived = sim_net_unreceived(w->net, r),
-            .allocs = rc->live, .images = rc->images,
-            .out_pending = rc->out_pending, .err_pending = rc->err_pending,
+            .allocs = rc->live, .images = rc->dev.images,
+            .out_pending = rc->dev.out_pending, .err_pending = rc->dev.err_pending,
             .stopped = sim_net_rank_stopped(w->net, r),
             .finalized = sim_net_finalized(w->net, r), .up = w->node_up[r],
         };
@@ -1426,60 +1299,6 @@ int sim_world_rearm(sim_world *w, const sim_config *cfg)
         w->epoch[r] = sim_net_epoch(w->net, r);
     sim_net_install(w->net);
     return 0;
-}
-
-/* ---- exhaustive exploration ------------------------------------------------------ */
-
-sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
-                              void *arg, size_t depth, uint64_t max_schedules)
-{
-    sim_explore_stats stats = {0};
-    uint16_t *prefix = NULL;
-    size_t plen = 0;
-    for (;;) {
-        sim_config cfg = *base;
-        sim_trace t = {0};
-        cfg.mode = SIM_REPLAY;
-        cfg.por = 1;
-        cfg.replay = prefix;
-        cfg.nreplay = plen;
-        sim_result res = fn(&cfg, arg, &t);
-        stats.schedules++;
-        if (t.len > stats.deepest)
-            stats.deepest = t.len;
-        if (res == SIM_PRUNED)
-            stats.pruned++;
-        else if (res != SIM_OK) {
-            stats.failures = 1;
-            sim_trace_free(&t);
-            break;
-        }
-        /* Backtrack: the deepest choice that still has an untried option. */
-        long i = (long)(t.len < depth ? t.len : depth) - 1;
-        while (i >= (long)t.from && t.taken[i] + 1 >= t.options[i])
-            i--;
-        if (i < (long)t.from)
-            i = -1;
-        if (i < 0) {
-            stats.complete = 1;
-            sim_trace_free(&t);
-            break;
-        }
-        uint16_t *p = realloc(prefix, (size_t)(i + 1) * sizeof *p);
-        if (!p) {
-            sim_trace_free(&t);
-            break;
-        }
-        prefix = p;
-        memcpy(prefix, t.taken, (size_t)i * sizeof *prefix);
-        prefix[i] = (uint16_t)(t.taken[i] + 1);
-        plen = (size_t)i + 1;
-        sim_trace_free(&t);
-        if (stats.schedules >= max_schedules)
-            break;
-    }
-    free(prefix);
-    return stats;
 }
 
 otm_status sim_queue_wait(otm_node *node, otm_queue *q)

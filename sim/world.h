@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "net.h"
 #include "otm/node.h"
 
@@ -41,7 +42,6 @@
 #ifndef SIM_MAX_QUEUES
 #define SIM_MAX_QUEUES 8
 #endif
-#define SIM_GLOBAL_SIZE 64
 
 typedef enum sim_mode { SIM_RANDOM = 0, SIM_REPLAY, SIM_BYTES } sim_mode;
 
@@ -71,7 +71,7 @@ typedef struct sim_config {
     size_t nbytes;
     uint64_t max_steps;         /* livelock bound; 0: 1,000,000 */
     int por;                    /* SIM_REPLAY: partial-order reduction with
-                                 * sleep sets (sim_explore turns it on) */
+                                 * sleep sets (sim/explore.h turns it on) */
     int quiet;                  /* no failure report on stderr */
     sim_link link;              /* the cost of messages in virtual time
                                  * (sim/net.h); zero, the default: none */
@@ -87,38 +87,6 @@ sim_config sim_config_default(void);
 
 typedef struct sim_world sim_world;
 
-/* The simulated device of each worker. Its images are "pattern images":
- * byte i of an image of n bytes is sim_image_byte(i). A LOAD by reference
- * finds one (the worker's own copy) when n <= SIM_IMAGE_LOCAL_MAX and the
- * hash matches; one whose bytes travel is accepted when they are the
- * pattern, refused (OTM_ERR_INVALID) otherwise. Every image holds the
- * kernels below and one global of SIM_GLOBAL_SIZE bytes (a per-rank
- * array). */
-#define SIM_IMAGE_LOCAL_MAX 64
-typedef enum sim_kernel {
-    SIM_K_INC = 0,      /* args: buffer, length (literal): each byte += 1 */
-    SIM_K_FAIL,         /* returns OTM_ERR_KERNEL */
-    SIM_K_NOP,          /* does nothing */
-    SIM_K_FAULT,        /* dies as a NULL dereference would: SIGSEGV at 0 */
-    SIM_K_PRINT,        /* args: length (literal): writes that many bytes
-                         * sim_image_byte(i) to stdout, then "e\n" to stderr */
-    SIM_K_SLEEP,        /* args: ns (literal): runs that long in virtual
-                         * time; the worker's handler waits before it takes
-                         * it, its gate goes on meanwhile (a long region) */
-    SIM_K_COUNT
-} sim_kernel;
-uint64_t sim_kernel_addr(sim_kernel k);
-static inline uint8_t sim_image_byte(uint64_t i) { return (uint8_t)(i * 7u + 3u); }
-/* otm_wire_hash of the pattern image of n bytes. */
-uint64_t sim_image_hash(uint64_t n);
-/* The name of entry k of every image (the kernels, then "global" at
- * SIM_K_COUNT), and the hash over those names that a LOAD carries,
- * computed as the plugin's host computes it from an image (each name with
- * its NUL, otm_wire_hash). A LOAD with another hash is refused with
- * OTM_ERR_NO_KERNEL, as the plugin's worker refuses an image whose entries
- * are not the host's. */
-const char *sim_entry_name(int k);
-uint64_t sim_names_hash(void);
 /* The host's record of what regions printed (region_output hook), and of
  * the faults reported (region_fault): for the tests to check. */
 typedef struct sim_host_seen {
@@ -282,31 +250,5 @@ void sim_trace_free(sim_trace *t);
 /* Parses a choice string as printed on failure into `out` (up to `max`);
  * returns the count, or -1 if the text is malformed. */
 long sim_choices_parse(const char *text, uint16_t *out, size_t max);
-
-/* ---- exhaustive exploration ---- */
-
-/* Called for each schedule: builds a world from cfg (mode SIM_REPLAY with the
- * prefix to follow), runs it, checks the results, and moves the run's trace
- * into *trace before destroying the world. */
-typedef sim_result (*sim_scenario_fn)(const sim_config *cfg, void *arg,
-                                      sim_trace *trace);
-
-typedef struct sim_explore_stats {
-    uint64_t schedules;         /* runs, including pruned ones */
-    uint64_t pruned;            /* runs cut short as covered by another */
-    uint64_t failures;
-    int complete;           /* every schedule within the bound was run */
-    size_t deepest;         /* most choices in one run: complete and
-                             * deepest <= depth means truly exhaustive */
-} sim_explore_stats;
-
-/* Depth-first enumeration of every schedule of `fn` after its set-up mark,
- * branching on the first `depth` choices of each run (later choices take the
- * first option), with partial-order reduction (sleep sets: a schedule that
- * only reorders independent moves of one already run is cut short and
- * counted as pruned), stopping after `max_schedules`. Stops at the first
- * failure (stats.failures = 1). */
-sim_explore_stats sim_explore(const sim_config *base, sim_scenario_fn fn,
-                              void *arg, size_t depth, uint64_t max_schedules);
 
 #endif

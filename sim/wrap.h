@@ -1,9 +1,9 @@
 /*
- * sim/wrap.h - prototypes of the __wrap_MPI_* functions defined in net.c.
+ * sim/wrap.h - prototypes of the __wrap_MPI_* functions defined in wrap.c.
  *
  * Nobody calls these by name: the linker's --wrap turns every MPI_<fn> call
  * of a simulator-linked binary into __wrap_MPI_<fn>. They are declared here
- * only so that net.c compiles under -Wmissing-prototypes, with exactly
+ * only so that wrap.c compiles under -Wmissing-prototypes, with exactly
  * MPICH's signatures (sim/ implements MPICH's ABI). One per entry of
  * sim/mpi_functions.h; a missing one is a link error in the test binaries.
  */

@@ -23,6 +23,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 static uint64_t env_count(const char *name, uint64_t def)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 #define F 4

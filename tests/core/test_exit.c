@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 /* Several queues, several workers, exit requested before anything ran. */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "otm/wire.h"
+#include "explore.h"
 #include "scenarios.h"
 
 #define SEEDS 200

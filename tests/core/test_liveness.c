@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 #define MS 1000000ull

@@ -2,7 +2,7 @@
  * test_net.c - the MPI semantics of the simulator (sim/net.h).
  *
  * The calls below are plain MPI calls: the binary links no libmpi and the
- * linker routes them to sim/net.c's __wrap_MPI_* functions, acting as the
+ * linker routes them to sim/wrap.c's __wrap_MPI_* functions, acting as the
  * rank chosen with sim_net_set_rank. Each test runs on a fresh net of three
  * ranks with MPI_TAG_UB = 100 and an eager limit of 16 bytes.
  */
