@@ -1,0 +1,25 @@
+/*
+ * internal.h - what the files of the device layer share and nobody else
+ * may use: the plugin sees the layer only through otm/device.h,
+ * otm/fault.h and otm/output.h. Declarations are grouped by the file that
+ * defines them.
+ */
+#ifndef OTM_DEVICE_INTERNAL_H
+#define OTM_DEVICE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "otm/status.h"
+
+/* ---- fail.c ------------------------------------------------------------- */
+
+/* Formats the reason into err (when err is not NULL and errlen > 0,
+ * truncated to fit) and returns st, so that every failure of image.c and
+ * output.c is one `return otm_device_fail(...)`. Not async-signal-safe
+ * (vsnprintf). */
+otm_status otm_device_fail(otm_status st, char *err, size_t errlen,
+                           const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif
