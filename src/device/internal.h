@@ -17,7 +17,7 @@
 /* Formats the reason into err (when err is not NULL and errlen > 0,
  * truncated to fit) and returns st, so that every failure of image.c and
  * output.c is one `return otm_device_fail(...)`. Not async-signal-safe
- * (vsnprintf). */
+ * (vsnprintf): the fault handlers use fault_describe.h. */
 otm_status otm_device_fail(otm_status st, char *err, size_t errlen,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
