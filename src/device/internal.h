@@ -22,4 +22,15 @@ otm_status otm_device_fail(otm_status st, char *err, size_t errlen,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* ---- fault.c ------------------------------------------------------------ */
+
+/* An exit function called by the code of an image hooked with
+ * otm_fault_hook_exit (exit_hooks.c): `by` is OTM_FAULT_BY_*, `status` its
+ * argument. Taken as a fault (otm/fault.h): on a thread in a guarded call,
+ * that call returns it; on another thread while guarded calls are active,
+ * or once one has returned a fault, the thread is parked. In both cases it
+ * does not return. It returns when no guarded call waits for it, with the
+ * thread's signal mask as it was: the caller then runs libc's function. */
+void otm_fault_on_exit(int32_t by, int status);
+
 #endif
