@@ -6,19 +6,21 @@
  * otm_fault and siglongjmp back. Faults on other threads reach the guarded
  * threads through a table of the active calls: the faulting thread writes
  * the fault into the slot of each call and sends it otm_fault_signal().
+ * An exit function called by a hooked image (exit_hooks.c) arrives the
+ * same way, through otm_fault_on_exit (internal.h).
  *
  * Everything a handler touches is async-signal-safe: one initial-exec
  * thread-local pointer (no allocation on first access, unlike a TLS variable
  * of a dlopened library in the general-dynamic model), lock-free atomics on
- * static memory, write(2), tgkill(2), and number formatting by hand.
+ * static memory, write(2), tgkill(2), and the formatting of
+ * fault_describe.h.
  */
 #include "otm/fault.h"
 
 #include "otm/device.h"
+#include "fault_describe.h"
+#include "internal.h"
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -94,213 +96,6 @@ static pthread_key_t guard_key;
 static int once_failed;
 static int kick_signo;
 static atomic_int installed;
-
-/* ------------------------------------------------------------------------ */
-/* Formatting without stdio (handlers use it)                                */
-
-typedef struct text {
-    char *buf;
-    size_t len; /* capacity, > 0 */
-    size_t pos; /* < len: buf[pos] is the terminating NUL */
-} text;
-
-static void put(text *t, const char *s)
-{
-    while (*s != '\0' && t->pos + 1 < t->len)
-        t->buf[t->pos++] = *s++;
-    t->buf[t->pos] = '\0';
-}
-
-static void put_hex(text *t, uint64_t v)
-{
-    char digits[19];
-    int i = (int)sizeof(digits) - 1;
-
-    digits[i] = '\0';
-    do {
-        digits[--i] = "0123456789abcdef"[v & 0xfu];
-        v >>= 4;
-    } while (v != 0);
-    put(t, "0x");
-    put(t, digits + i);
-}
-
-static void put_dec(text *t, int64_t v)
-{
-    char digits[21];
-    int i = (int)sizeof(digits) - 1;
-    /* Negated as unsigned, so that INT64_MIN has a magnitude too. */
-    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
-
-    digits[i] = '\0';
-    do {
-        digits[--i] = (char)('0' + (int)(u % 10u));
-        u /= 10u;
-    } while (u != 0);
-    if (v < 0)
-        put(t, "-");
-    put(t, digits + i);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Describing a fault                                                        */
-
-static const char *signal_name(int32_t signo)
-{
-    switch (signo) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    default: return NULL;
-    }
-}
-
-/* The kernel's reasons (si_code > 0), as strsignal-like phrases. */
-static const char *segv_code(int32_t code)
-{
-    switch (code) {
-    case SEGV_MAPERR: return "address not mapped to object";
-    case SEGV_ACCERR: return "invalid permissions for mapped object";
-    case SEGV_BNDERR: return "failed address bound checks";
-    case SEGV_PKUERR: return "failed protection key checks";
-    default: return NULL;
-    }
-}
-
-static const char *bus_code(int32_t code)
-{
-    switch (code) {
-    case BUS_ADRALN: return "invalid address alignment";
-    case BUS_ADRERR: return "nonexistent physical address";
-    case BUS_OBJERR: return "object-specific hardware error";
-    case BUS_MCEERR_AR: return "hardware memory error consumed";
-    case BUS_MCEERR_AO: return "hardware memory error detected";
-    default: return NULL;
-    }
-}
-
-static const char *fpe_code(int32_t code)
-{
-    switch (code) {
-    case FPE_INTDIV: return "integer divide by zero";
-    case FPE_INTOVF: return "integer overflow";
-    case FPE_FLTDIV: return "floating-point divide by zero";
-    case FPE_FLTOVF: return "floating-point overflow";
-    case FPE_FLTUND: return "floating-point underflow";
-    case FPE_FLTRES: return "floating-point inexact result";
-    case FPE_FLTINV: return "floating-point invalid operation";
-    case FPE_FLTSUB: return "subscript out of range";
-    default: return NULL;
-    }
-}
-
-static const char *ill_code(int32_t code)
-{
-    switch (code) {
-    case ILL_ILLOPC: return "illegal opcode";
-    case ILL_ILLOPN: return "illegal operand";
-    case ILL_ILLADR: return "illegal addressing mode";
-    case ILL_ILLTRP: return "illegal trap";
-    case ILL_PRVOPC: return "privileged opcode";
-    case ILL_PRVREG: return "privileged register";
-    case ILL_COPROC: return "coprocessor error";
-    case ILL_BADSTK: return "internal stack error";
-    default: return NULL;
-    }
-}
-
-/* Codes <= 0 say who sent the signal; there is no address then. */
-static const char *sender_code(int32_t signo, int32_t code)
-{
-    if (signo == SIGABRT && code != SI_USER)
-        return "abort"; /* abort() and raise() send it as SI_TKILL */
-    switch (code) {
-    case SI_USER: return "sent by kill";
-    case SI_TKILL: return "sent by tkill or raise";
-    case SI_QUEUE: return "sent by sigqueue";
-    default: return NULL;
-    }
-}
-
-static const char *code_text(int32_t signo, int32_t code)
-{
-    if (code <= 0 || signo == SIGABRT)
-        return sender_code(signo, code);
-    switch (signo) {
-    case SIGSEGV: return segv_code(code);
-    case SIGBUS: return bus_code(code);
-    case SIGFPE: return fpe_code(code);
-    case SIGILL: return ill_code(code);
-    default: return NULL;
-    }
-}
-
-static void describe_exit(text *t, const otm_fault *f)
-{
-    switch (f->code) {
-    case OTM_FAULT_BY__EXIT: put(t, "_exit("); break;
-    case OTM_FAULT_BY__EXIT_C99: put(t, "_Exit("); break;
-    case OTM_FAULT_BY_QUICK_EXIT: put(t, "quick_exit("); break;
-    default: put(t, "exit("); break;
-    }
-    put_dec(t, f->exit_status);
-    put(t, ")");
-}
-
-static void describe_signal(text *t, const otm_fault *f)
-{
-    const char *name = signal_name(f->signo);
-    const char *why = code_text(f->signo, f->code);
-
-    if (name == NULL) {
-        put(t, "signal ");
-        put_dec(t, f->signo);
-    } else {
-        put(t, name);
-    }
-    put(t, " (");
-    if (why != NULL) {
-        put(t, why);
-    } else {
-        put(t, "code ");
-        put_dec(t, f->code);
-    }
-    put(t, ")");
-    if (name != NULL && f->code > 0 && f->signo != SIGABRT) {
-        put(t, " at address ");
-        put_hex(t, f->addr);
-    }
-}
-
-static void describe(text *t, const otm_fault *f)
-{
-    if (f == NULL) {
-        put(t, "no fault");
-        return;
-    }
-    if (f->signo == 0)
-        describe_exit(t, f);
-    else
-        describe_signal(t, f);
-    if (f->foreign)
-        put(t, " in another thread of the region");
-}
-
-const char *otm_fault_describe(const otm_fault *f, char *buf, size_t len)
-{
-    text t;
-
-    if (buf == NULL || len == 0)
-        return buf;
-    t.buf = buf;
-    t.len = len;
-    t.pos = 0;
-    buf[0] = '\0';
-    describe(&t, f);
-    return buf;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The table of active calls                                                 */
@@ -431,16 +226,16 @@ static void die(const otm_fault *f)
 {
     report_to *r = atomic_load(&report);
     char line[512];
-    text t = {line, sizeof(line), 0};
+    otm_text t = {line, sizeof(line), 0};
     struct sigaction dfl;
     sigset_t set;
 
     line[0] = '\0';
     if (r != NULL)
-        put(&t, r->prefix);
-    describe(&t, f);
-    put(&t, " outside any target region (the plugin's own code or the "
-            "runtime's); the worker stops\n");
+        otm_text_put(&t, r->prefix);
+    otm_text_put_fault(&t, f);
+    otm_text_put(&t, " outside any target region (the plugin's own code or "
+                     "the runtime's); the worker stops\n");
     if (r != NULL && write(r->fd, line, t.pos) < 0) {
         /* Nothing left to tell it to. */
     }
@@ -493,6 +288,28 @@ static void on_kick(int signo, siginfo_t *si, void *uc)
     if (atomic_load(&s->kick) != g->call)
         return; /* a late signal for an earlier call */
     unwind(g, &s->fault);
+}
+
+/* The third way a fault arrives: an exit function called by a hooked
+ * image (exit_hooks.c), taken like a signal of on_fault. */
+void otm_fault_on_exit(int32_t by, int status)
+{
+    guard *g = my_guard;
+    otm_fault f;
+    sigset_t all, old;
+
+    memset(&f, 0, sizeof(f));
+    f.code = by;
+    f.exit_status = status;
+    if (g != NULL && g->active)
+        unwind(g, &f);
+    /* No handler of ours may run on this thread in the middle of kick_all. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    f.foreign = 1;
+    if (kick_all(&f) > 0 || atomic_load(&abandoned))
+        park();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -723,268 +540,5 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     g->mask = old;
     g->mask_known = lets_faults_in(&old);
-    return st;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Exit functions of hooked images                                           */
-
-/* The image's call of an exit function: a fault like any other when a
- * guarded call is waiting for it, libc's function when none is. Our own
- * calls of exit() go through our own GOT, which is not patched. */
-static _Noreturn void image_exit(int32_t by, int status)
-{
-    guard *g = my_guard;
-    otm_fault f;
-    sigset_t all, old;
-
-    memset(&f, 0, sizeof(f));
-    f.code = by;
-    f.exit_status = status;
-    if (g != NULL && g->active)
-        unwind(g, &f);
-    /* No handler of ours may run on this thread in the middle of kick_all. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    f.foreign = 1;
-    if (kick_all(&f) > 0 || atomic_load(&abandoned))
-        park();
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    switch (by) {
-    case OTM_FAULT_BY__EXIT: _exit(status);
-    case OTM_FAULT_BY__EXIT_C99: _Exit(status);
-    case OTM_FAULT_BY_QUICK_EXIT: quick_exit(status);
-    default: exit(status);
-    }
-}
-
-static _Noreturn void hook_exit(int status)
-{
-    image_exit(OTM_FAULT_BY_EXIT, status);
-}
-
-static _Noreturn void hook__exit(int status)
-{
-    image_exit(OTM_FAULT_BY__EXIT, status);
-}
-
-static _Noreturn void hook__Exit(int status)
-{
-    image_exit(OTM_FAULT_BY__EXIT_C99, status);
-}
-
-static _Noreturn void hook_quick_exit(int status)
-{
-    image_exit(OTM_FAULT_BY_QUICK_EXIT, status);
-}
-
-/* The replacement for an imported symbol name, or NULL. */
-static void *replacement(const char *name)
-{
-    if (strcmp(name, "exit") == 0)
-        return (void *)hook_exit;
-    if (strcmp(name, "_exit") == 0)
-        return (void *)hook__exit;
-    if (strcmp(name, "_Exit") == 0)
-        return (void *)hook__Exit;
-    if (strcmp(name, "quick_exit") == 0)
-        return (void *)hook_quick_exit;
-    return NULL;
-}
-
-/* What the dynamic section and program headers of an image say. */
-typedef struct image_map {
-    uintptr_t base;       /* l_addr */
-    const Elf64_Sym *symtab;
-    const char *strtab;
-    uint64_t strsz;
-    const Elf64_Rela *rela[2]; /* DT_RELA, DT_JMPREL */
-    uint64_t relasz[2];
-    uintptr_t relro[2];   /* the range ld.so made read-only, page-aligned */
-    const ElfW(Phdr) *phdr; /* for the protection of a segment */
-    size_t phnum;
-} image_map;
-
-/* ld.so relocates the pointers of a writable dynamic section in place, not
- * those of a read-only one: a value below the base is still relative. */
-static uintptr_t dyn_ptr(uintptr_t base, uint64_t v)
-{
-    return v < base ? base + v : v;
-}
-
-static otm_status read_dynamic(const ElfW(Dyn) *d, image_map *m)
-{
-    uint64_t relaent = sizeof(Elf64_Rela), pltrel = DT_RELA;
-
-    for (; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_SYMTAB:
-            m->symtab = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
-            break;
-        case DT_STRTAB:
-            m->strtab = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
-            break;
-        case DT_STRSZ: m->strsz = d->d_un.d_val; break;
-        case DT_RELA:
-            m->rela[0] = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
-            break;
-        case DT_RELASZ: m->relasz[0] = d->d_un.d_val; break;
-        case DT_RELAENT: relaent = d->d_un.d_val; break;
-        case DT_JMPREL:
-            m->rela[1] = (const void *)dyn_ptr(m->base, d->d_un.d_ptr);
-            break;
-        case DT_PLTRELSZ: m->relasz[1] = d->d_un.d_val; break;
-        case DT_PLTREL: pltrel = d->d_un.d_val; break;
-        default: break;
-        }
-    }
-    if (relaent != sizeof(Elf64_Rela) || pltrel != DT_RELA)
-        return OTM_ERR_INVALID;
-    if ((m->rela[0] != NULL || m->rela[1] != NULL) &&
-        (m->symtab == NULL || m->strtab == NULL))
-        return OTM_ERR_INVALID;
-    return OTM_OK;
-}
-
-typedef struct phdr_search {
-    const void *dynamic; /* the image's l_ld */
-    image_map *m;
-    int found;
-} phdr_search;
-
-/* dl_iterate_phdr callback: the object whose PT_DYNAMIC is ours. */
-static int find_phdr(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    phdr_search *s = arg;
-    size_t i;
-
-    for (i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
-            info->dlpi_addr + info->dlpi_phdr[i].p_vaddr ==
-                (uintptr_t)s->dynamic)
-            break;
-    if (i == info->dlpi_phnum)
-        return 0;
-    s->m->phdr = info->dlpi_phdr;
-    s->m->phnum = info->dlpi_phnum;
-    s->found = 1;
-    return 1;
-}
-
-/* The page range ld.so protected: it rounds both ends of PT_GNU_RELRO down,
- * so a partial last page stays writable (and must stay so). */
-static void find_relro(image_map *m)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start;
-    size_t i;
-
-    for (i = 0; i < m->phnum; i++) {
-        if (m->phdr[i].p_type != PT_GNU_RELRO)
-            continue;
-        start = m->base + m->phdr[i].p_vaddr;
-        m->relro[0] = start & ~(page - 1);
-        m->relro[1] = (start + m->phdr[i].p_memsz) & ~(page - 1);
-    }
-}
-
-/* The protection the slot's page has now: read-only in RELRO, else that of
- * its PT_LOAD segment; -1 when no segment holds it. */
-static int slot_prot(const image_map *m, uintptr_t slot)
-{
-    uintptr_t start;
-    size_t i;
-    int prot = -1;
-
-    if (slot >= m->relro[0] && slot < m->relro[1])
-        return PROT_READ;
-    for (i = 0; i < m->phnum; i++) {
-        start = m->base + m->phdr[i].p_vaddr;
-        if (m->phdr[i].p_type != PT_LOAD || slot < start ||
-            slot - start >= m->phdr[i].p_memsz)
-            continue;
-        prot = (m->phdr[i].p_flags & PF_R ? PROT_READ : 0) |
-               (m->phdr[i].p_flags & PF_W ? PROT_WRITE : 0) |
-               (m->phdr[i].p_flags & PF_X ? PROT_EXEC : 0);
-    }
-    return prot;
-}
-
-static otm_status patch(const image_map *m, uintptr_t slot, void *fn)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    void *at = (void *)(slot & ~(page - 1));
-    int prot = slot_prot(m, slot);
-
-    if (prot < 0 || slot % sizeof(void *) != 0)
-        return OTM_ERR_INVALID; /* a relocation outside the image */
-    if (!(prot & PROT_WRITE) &&
-        mprotect(at, page, prot | PROT_READ | PROT_WRITE) != 0)
-        return OTM_ERR_KERNEL;
-    /* One aligned store: a thread calling through the slot meanwhile gets
-     * either function. */
-    __atomic_store_n((void **)slot, fn, __ATOMIC_SEQ_CST);
-    if (!(prot & PROT_WRITE) && mprotect(at, page, prot) != 0)
-        return OTM_ERR_KERNEL;
-    return OTM_OK;
-}
-
-/* The relocations of one table that bind an exit function to a slot. */
-static otm_status patch_table(const image_map *m, const Elf64_Rela *r,
-                              uint64_t size)
-{
-    uint64_t i, n = size / sizeof(*r);
-    uint32_t type;
-    const Elf64_Sym *sym;
-    void *fn;
-    otm_status st;
-
-    for (i = 0; r != NULL && i < n; i++) {
-        type = ELF64_R_TYPE(r[i].r_info);
-        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
-            !(type == R_X86_64_64 && r[i].r_addend == 0))
-            continue;
-        if (ELF64_R_SYM(r[i].r_info) == 0)
-            continue;
-        sym = &m->symtab[ELF64_R_SYM(r[i].r_info)];
-        if (m->strsz != 0 && sym->st_name >= m->strsz)
-            continue;
-        fn = replacement(m->strtab + sym->st_name);
-        if (fn == NULL)
-            continue;
-        st = patch(m, m->base + r[i].r_offset, fn);
-        if (st != OTM_OK)
-            return st;
-    }
-    return OTM_OK;
-}
-
-otm_status otm_fault_hook_exit(void *dl_handle)
-{
-    struct link_map *lm = NULL;
-    image_map m;
-    phdr_search s;
-    otm_status st;
-
-    if (dl_handle == NULL)
-        return OTM_ERR_INVALID;
-    if (dlinfo(dl_handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
-        return OTM_ERR_KERNEL;
-    memset(&m, 0, sizeof(m));
-    m.base = lm->l_addr;
-    if (lm->l_ld == NULL)
-        return OTM_ERR_INVALID;
-    st = read_dynamic(lm->l_ld, &m);
-    if (st != OTM_OK)
-        return st;
-    s.dynamic = lm->l_ld;
-    s.m = &m;
-    s.found = 0;
-    dl_iterate_phdr(find_phdr, &s);
-    if (!s.found)
-        return OTM_ERR_INVALID;
-    find_relro(&m);
-    st = patch_table(&m, m.rela[0], m.relasz[0]);
-    if (st == OTM_OK)
-        st = patch_table(&m, m.rela[1], m.relasz[1]);
     return st;
 }

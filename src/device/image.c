@@ -12,6 +12,7 @@
  * image can make either of us read past its end.
  */
 #include "otm/device.h"
+#include "internal.h"
 #include "needs.h"
 
 #include <dlfcn.h>
@@ -21,7 +22,6 @@
 #include <limits.h>
 #include <libelf.h>
 #include <link.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +39,6 @@ struct otm_image {
 #define ENTRIES_SECTION "omp_offloading_entries"
 _Static_assert(sizeof(otm_image_entry) == 32, "libomptarget's __tgt_offload_entry");
 
-/* Formats the reason into err (when there is room) and returns st, so that
- * every failure is one `return fail(...)`. */
-static otm_status fail(otm_status st, char *err, size_t errlen,
-                       const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static otm_status fail(otm_status st, char *err, size_t errlen,
-                       const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 /* True when [off, off + len) lies inside a buffer of `size` bytes; written
  * so that no sum can wrap around. */
 static int in_bounds(uint64_t off, uint64_t len, size_t size)
@@ -72,40 +53,43 @@ static otm_status check_ident(const unsigned char *p, size_t size, char *err,
                               size_t errlen)
 {
     if (size < sizeof(Elf64_Ehdr))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image of %zu bytes is smaller than an ELF64 "
-                    "header (%zu bytes)", size, sizeof(Elf64_Ehdr));
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image of %zu bytes is smaller than an "
+                               "ELF64 header (%zu bytes)", size,
+                               sizeof(Elf64_Ehdr));
     if (memcmp(p, ELFMAG, SELFMAG) != 0)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image does not start with the ELF magic");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image does not start with "
+                               "the ELF magic");
     if (p[EI_CLASS] != ELFCLASS64)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image is not ELF64 (class byte %u)", p[EI_CLASS]);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image is not ELF64 (class byte %u)",
+                               p[EI_CLASS]);
     if (p[EI_DATA] != ELFDATA2LSB)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image is not little-endian (data byte %u)",
-                    p[EI_DATA]);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image is not little-endian "
+                               "(data byte %u)", p[EI_DATA]);
     if (p[EI_VERSION] != EV_CURRENT)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has ELF version %u, not %u", p[EI_VERSION],
-                    EV_CURRENT);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has ELF version %u, not %u",
+                               p[EI_VERSION], EV_CURRENT);
     return OTM_OK;
 }
 
 static otm_status check_kind(const Elf64_Ehdr *eh, char *err, size_t errlen)
 {
     if (eh->e_type != ET_DYN)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has ELF type %u, not a shared object "
-                    "(ET_DYN, %u)", eh->e_type, ET_DYN);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has ELF type %u, not a shared "
+                               "object (ET_DYN, %u)", eh->e_type, ET_DYN);
     if (eh->e_machine != EM_X86_64)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image is for machine %u, not x86_64 (%u)",
-                    eh->e_machine, EM_X86_64);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image is for machine %u, "
+                               "not x86_64 (%u)", eh->e_machine, EM_X86_64);
     if (eh->e_version != EV_CURRENT)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has ELF version %u, not %u", eh->e_version,
-                    EV_CURRENT);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has ELF version %u, not %u",
+                               eh->e_version, EV_CURRENT);
     return OTM_OK;
 }
 
@@ -121,20 +105,20 @@ static otm_status table_counts(const unsigned char *p, size_t size,
     *shnum = eh->e_shnum;
     *phnum = eh->e_phnum;
     if (eh->e_shoff == 0 && *phnum == PN_XNUM)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image keeps its segment count in a section "
-                    "header table it does not have");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image keeps its segment count in a "
+                               "section header table it does not have");
     if (eh->e_shoff == 0)
         return OTM_OK;
     if (eh->e_shentsize != sizeof(Elf64_Shdr))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has section headers of %u bytes, not %zu",
-                    eh->e_shentsize, sizeof(Elf64_Shdr));
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has section headers of %u bytes, "
+                               "not %zu", eh->e_shentsize, sizeof(Elf64_Shdr));
     if (!in_bounds(eh->e_shoff, sizeof(s0), size))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image's section header table (offset %llu) "
-                    "starts past its end (%zu bytes)",
-                    (unsigned long long)eh->e_shoff, size);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image's section header table (offset "
+                               "%llu) starts past its end (%zu bytes)",
+                               (unsigned long long)eh->e_shoff, size);
     memcpy(&s0, p + eh->e_shoff, sizeof(s0));
     if (*shnum == 0)
         *shnum = s0.sh_size;
@@ -158,28 +142,30 @@ static otm_status check_tables(const Elf64_Ehdr *eh, size_t size,
                                size_t errlen)
 {
     if (phnum == 0)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has no program headers, so it cannot be "
-                    "loaded");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has no program headers, so it "
+                               "cannot be loaded");
     /* libelf numbers program headers with an int. */
     if (phnum > INT_MAX)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image claims %llu program headers",
-                    (unsigned long long)phnum);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image claims %llu program headers",
+                               (unsigned long long)phnum);
     if (eh->e_phentsize != sizeof(Elf64_Phdr))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has program headers of %u bytes, not %zu",
-                    eh->e_phentsize, sizeof(Elf64_Phdr));
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has program headers of %u bytes, "
+                               "not %zu", eh->e_phentsize, sizeof(Elf64_Phdr));
     if (!table_in_bounds(eh->e_phoff, phnum, sizeof(Elf64_Phdr), size))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image's %llu program headers at offset %llu run "
-                    "past its end (%zu bytes)", (unsigned long long)phnum,
-                    (unsigned long long)eh->e_phoff, size);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image's %llu program headers at offset "
+                               "%llu run past its end (%zu bytes)",
+                               (unsigned long long)phnum,
+                               (unsigned long long)eh->e_phoff, size);
     if (!table_in_bounds(eh->e_shoff, shnum, sizeof(Elf64_Shdr), size))
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image's %llu section headers at offset %llu run "
-                    "past its end (%zu bytes)", (unsigned long long)shnum,
-                    (unsigned long long)eh->e_shoff, size);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image's %llu section headers at offset "
+                               "%llu run past its end (%zu bytes)",
+                               (unsigned long long)shnum,
+                               (unsigned long long)eh->e_shoff, size);
     return OTM_OK;
 }
 
@@ -193,21 +179,22 @@ static otm_status check_segments(Elf *elf, uint64_t phnum, size_t size,
 
     for (i = 0; i < phnum; i++) {
         if (gelf_getphdr(elf, (int)i, &ph) == NULL)
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "device image's program header %llu is unreadable: "
-                        "%s", (unsigned long long)i, elf_errmsg(-1));
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "device image's program header %llu is "
+                                   "unreadable: %s", (unsigned long long)i,
+                                   elf_errmsg(-1));
         if (!in_bounds(ph.p_offset, ph.p_filesz, size))
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "device image's segment %llu (%llu bytes at offset "
-                        "%llu) runs past its end (%zu bytes)",
-                        (unsigned long long)i,
-                        (unsigned long long)ph.p_filesz,
-                        (unsigned long long)ph.p_offset, size);
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "device image's segment %llu (%llu bytes at "
+                                   "offset %llu) runs past its end (%zu bytes)",
+                                   (unsigned long long)i,
+                                   (unsigned long long)ph.p_filesz,
+                                   (unsigned long long)ph.p_offset, size);
         loads += ph.p_type == PT_LOAD;
     }
     if (loads == 0)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "device image has no loadable segment");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image has no loadable segment");
     return OTM_OK;
 }
 
@@ -223,17 +210,19 @@ static otm_status check_sections(Elf *elf, uint64_t shnum, size_t size,
         Elf_Scn *scn = elf_getscn(elf, (size_t)i);
 
         if (scn == NULL || gelf_getshdr(scn, &sh) == NULL)
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "device image's section header %llu is unreadable: "
-                        "%s", (unsigned long long)i, elf_errmsg(-1));
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "device image's section header %llu is "
+                                   "unreadable: %s", (unsigned long long)i,
+                                   elf_errmsg(-1));
         if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
             continue;
         if (!in_bounds(sh.sh_offset, sh.sh_size, size))
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "device image's section %llu (%llu bytes at offset "
-                        "%llu) runs past its end (%zu bytes)",
-                        (unsigned long long)i, (unsigned long long)sh.sh_size,
-                        (unsigned long long)sh.sh_offset, size);
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "device image's section %llu (%llu bytes at "
+                                   "offset %llu) runs past its end (%zu bytes)",
+                                   (unsigned long long)i,
+                                   (unsigned long long)sh.sh_size,
+                                   (unsigned long long)sh.sh_offset, size);
     }
     return OTM_OK;
 }
@@ -247,13 +236,15 @@ static otm_status check_entries(const void *start, size_t size, uint64_t shnum,
     otm_status st;
 
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "libelf does not support ELF version %u", EV_CURRENT);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "libelf does not support ELF version %u",
+                               EV_CURRENT);
     /* elf_memory takes a char * but, opened for reading, only reads it. */
     elf = elf_memory((char *)start, size);
     if (elf == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "libelf rejects the device image: %s", elf_errmsg(-1));
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "libelf rejects the device image: %s",
+                               elf_errmsg(-1));
     st = check_segments(elf, phnum, size, err, errlen);
     if (st == OTM_OK)
         st = check_sections(elf, shnum, size, err, errlen);
@@ -272,7 +263,8 @@ otm_status otm_image_check(const void *start, size_t size, char *err,
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (start == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen, "device image is NULL");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "device image is NULL");
     st = check_ident(p, size, err, errlen);
     if (st)
         return st;
@@ -329,11 +321,12 @@ static otm_status find_entries(Elf *elf, otm_image *img, char *err, size_t errle
             continue;
         if (sh.sh_size % sizeof(otm_image_entry) != 0 ||
             !mapped(elf, sh.sh_addr, sh.sh_size))
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "device image's %s section (%llu bytes at %#llx) is "
-                        "not a table of entries in its loaded memory",
-                        ENTRIES_SECTION, (unsigned long long)sh.sh_size,
-                        (unsigned long long)sh.sh_addr);
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "device image's %s section (%llu bytes at "
+                                   "%#llx) is not a table of entries in its "
+                                   "loaded memory", ENTRIES_SECTION,
+                                   (unsigned long long)sh.sh_size,
+                                   (unsigned long long)sh.sh_addr);
         img->entries_vaddr = sh.sh_addr;
         img->nentries = sh.sh_size / sizeof(otm_image_entry);
         return OTM_OK;
@@ -348,11 +341,13 @@ static otm_status locate_entries(const void *start, size_t size, otm_image *img,
     otm_status st;
 
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return fail(OTM_ERR_INVALID, err, errlen, "libelf is unusable");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "libelf is unusable");
     elf = elf_memory((char *)start, size);
     if (elf == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "libelf rejects the device image: %s", elf_errmsg(-1));
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "libelf rejects the device image: %s",
+                               elf_errmsg(-1));
     st = find_entries(elf, img, err, errlen);
     elf_end(elf);
     return st;
@@ -399,28 +394,33 @@ otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (image == NULL || image_size == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen, "no place for the image");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "no place for the image");
     *image = start;
     *image_size = size;
     if (start == NULL || size < sizeof magic || memcmp(p, magic, sizeof magic) != 0)
         return OTM_OK;
     if (size < OB_HEADER_SIZE)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "offload binary of %zu bytes: shorter than its header", size);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "offload binary of %zu bytes: shorter than its "
+                               "header", size);
     memcpy(&version, p + 4, sizeof version);
     if (version != 1)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "offload binary version %u (only version 1 is known)", version);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "offload binary version %u "
+                               "(only version 1 is known)", version);
     uint64_t total = read_u64(p + 8), eoff = read_u64(p + 16), esize = read_u64(p + 24);
     if (total < OB_HEADER_SIZE || total > size)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "offload binary claims %llu bytes in a buffer of %zu",
-                    (unsigned long long)total, size);
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "offload binary claims %llu bytes in a buffer "
+                               "of %zu", (unsigned long long)total, size);
     if (esize < OB_ENTRY_SIZE || !in_bounds(eoff, esize, (size_t)total))
-        return fail(OTM_ERR_INVALID, err, errlen, "offload binary entry out of bounds");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "offload binary entry out of bounds");
     uint64_t ioff = read_u64(p + eoff + 24), isize = read_u64(p + eoff + 32);
     if (isize == 0 || !in_bounds(ioff, isize, (size_t)total))
-        return fail(OTM_ERR_INVALID, err, errlen, "offload binary image out of bounds");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "offload binary image out of bounds");
     *image = p + ioff;
     *image_size = (size_t)isize;
     return OTM_OK;
@@ -460,14 +460,14 @@ static otm_status fill_memfd(otm_image *img, const void *start, size_t size,
 
     img->fd = memfd_create("otm-image", MFD_CLOEXEC);
     if (img->fd < 0)
-        return fail(errno_status(errno), err, errlen,
-                    "cannot create a memfd for the device image: %s",
-                    strerror(errno));
+        return otm_device_fail(errno_status(errno), err, errlen,
+                               "cannot create a memfd for the device image: %s",
+                               strerror(errno));
     e = write_all(img->fd, start, size);
     if (e != 0)
-        return fail(errno_status(e), err, errlen,
-                    "cannot copy the device image (%zu bytes) into a memfd: "
-                    "%s", size, strerror(e));
+        return otm_device_fail(errno_status(e), err, errlen,
+                               "cannot copy the device image (%zu bytes) into "
+                               "a memfd: %s", size, strerror(e));
     snprintf(img->name, sizeof(img->name), "/proc/self/fd/%d", img->fd);
     return OTM_OK;
 }
@@ -495,9 +495,9 @@ static otm_status open_image(otm_image *img, const void *start, size_t size,
     char lib[256], dropped[256] = "";
 
     if (name_in_use(img->name))
-        return fail(OTM_ERR_NO_KERNEL, err, errlen,
-                    "cannot load the device image: another library is "
-                    "already loaded as %s", img->name);
+        return otm_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
+                               "cannot load the device image: another library "
+                               "is already loaded as %s", img->name);
     for (int tries = 0; tries <= MAX_DROPPED_NEEDS; tries++) {
         img->handle = dlopen(img->name, RTLD_NOW | RTLD_LOCAL);
         if (img->handle != NULL)
@@ -511,11 +511,12 @@ static otm_status open_image(otm_image *img, const void *start, size_t size,
         if (dropped[0] == '\0')
             snprintf(dropped, sizeof dropped, "%s", lib);
     }
-    return fail(OTM_ERR_NO_KERNEL, err, errlen,
-                "the loader refuses the device image: %s%s%s%s",
-                why != NULL ? why : "no reason given",
-                dropped[0] ? " (after dropping its need of " : "", dropped,
-                dropped[0] ? ", which this rank cannot open)" : "");
+    return otm_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
+                           "the loader refuses the device image: %s%s%s%s",
+                           why != NULL ? why : "no reason given",
+                           dropped[0] ? " (after dropping its need of " : "",
+                           dropped,
+                           dropped[0] ? ", which this rank cannot open)" : "");
 }
 
 otm_status otm_image_load(const void *start, size_t size, otm_image **out,
@@ -525,16 +526,17 @@ otm_status otm_image_load(const void *start, size_t size, otm_image **out,
     otm_status st;
 
     if (out == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "nowhere to put the loaded device image (out is NULL)");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "nowhere to put the loaded device image (out is "
+                               "NULL)");
     *out = NULL;
     st = otm_image_check(start, size, err, errlen);
     if (st)
         return st;
     img = calloc(1, sizeof(*img));
     if (img == NULL)
-        return fail(OTM_ERR_NOMEM, err, errlen,
-                    "out of memory for the device image's record");
+        return otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+                               "out of memory for the device image's record");
     img->fd = -1;           /* no memfd yet: nothing to close on failure */
     st = locate_entries(start, size, img, err, errlen);
     if (st == OTM_OK)

@@ -14,10 +14,11 @@
  */
 #include "otm/output.h"
 
+#include "internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,23 +43,6 @@ struct otm_output {
 /* Descriptors 1 and 2 belong to the process, so two captures at once
  * would capture each other; this flag is the one piece of global state. */
 static atomic_int capturing;
-
-static otm_status fail(otm_status st, char *err, size_t errlen,
-                       const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static otm_status fail(otm_status st, char *err, size_t errlen,
-                       const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* Running out of memory or of descriptors, versus anything else. */
 static otm_status errno_status(int e)
@@ -95,9 +79,9 @@ static otm_status check_open(otm_output *o, char *err, size_t errlen)
         int flags = fcntl(i + 1, F_GETFD);
 
         if (flags < 0)
-            return fail(OTM_ERR_INVALID, err, errlen,
-                        "cannot capture descriptor %d: it is not open (%s)",
-                        i + 1, strerror(errno));
+            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                                   "cannot capture descriptor %d: it is not "
+                                   "open (%s)", i + 1, strerror(errno));
         o->cloexec[i] = flags & FD_CLOEXEC;
     }
     return OTM_OK;
@@ -133,18 +117,19 @@ static otm_status open_stream(otm_output *o, int i, char *err, size_t errlen)
 
     o->saved[i] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (o->saved[i] < 0)
-        return fail(errno_status(errno), err, errlen,
-                    "cannot save descriptor %d: %s", fd, strerror(errno));
+        return otm_device_fail(errno_status(errno), err, errlen,
+                               "cannot save descriptor %d: %s", fd,
+                               strerror(errno));
     o->mem[i] = make_memfd(names[i]);
     if (o->mem[i] < 0)
-        return fail(errno_status(errno), err, errlen,
-                    "cannot create a memfd to capture descriptor %d: %s", fd,
-                    strerror(errno));
+        return otm_device_fail(errno_status(errno), err, errlen,
+                               "cannot create a memfd to capture descriptor "
+                               "%d: %s", fd, strerror(errno));
     flags = fcntl(o->mem[i], F_GETFL);
     if (flags < 0 || fcntl(o->mem[i], F_SETFL, flags | O_APPEND) < 0)
-        return fail(errno_status(errno), err, errlen,
-                    "cannot make the memfd of descriptor %d append-only: %s",
-                    fd, strerror(errno));
+        return otm_device_fail(errno_status(errno), err, errlen,
+                               "cannot make the memfd of descriptor %d "
+                               "append-only: %s", fd, strerror(errno));
     return OTM_OK;
 }
 
@@ -154,16 +139,17 @@ static otm_status redirect(otm_output *o, char *err, size_t errlen)
     int e;
 
     if (dup2(o->mem[0], 1) < 0)
-        return fail(errno_status(errno), err, errlen,
-                    "cannot put the capture on descriptor 1: %s",
-                    strerror(errno));
+        return otm_device_fail(errno_status(errno), err, errlen,
+                               "cannot put the capture on descriptor 1: %s",
+                               strerror(errno));
     if (dup2(o->mem[1], 2) >= 0)
         return OTM_OK;
     e = errno;
     /* Descriptor 1 was already switched: put the original back. */
     dup3(o->saved[0], 1, o->cloexec[0] ? O_CLOEXEC : 0);
-    return fail(errno_status(e), err, errlen,
-                "cannot put the capture on descriptor 2: %s", strerror(e));
+    return otm_device_fail(errno_status(e), err, errlen,
+                           "cannot put the capture on descriptor 2: %s",
+                           strerror(e));
 }
 
 static otm_status setup(otm_output *o, char *err, size_t errlen)
@@ -177,8 +163,8 @@ static otm_status setup(otm_output *o, char *err, size_t errlen)
     for (i = 0; i < NSTREAMS && st == OTM_OK; i++)
         st = open_stream(o, i, err, errlen);
     if (st == OTM_OK && pthread_mutex_init(&o->lock, NULL) != 0)
-        st = fail(OTM_ERR_NOMEM, err, errlen,
-                  "cannot initialise the capture's mutex");
+        st = otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+                             "cannot initialise the capture's mutex");
     if (st)
         return st;
     /* What stdio holds now was written before the capture: it goes to the
@@ -200,18 +186,20 @@ otm_status otm_output_start(otm_output **out, char *err, size_t errlen)
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (out == NULL)
-        return fail(OTM_ERR_INVALID, err, errlen,
-                    "nowhere to put the output capture (out is NULL)");
+        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "nowhere to put the output capture "
+                               "(out is NULL)");
     *out = NULL;
     if (!atomic_compare_exchange_strong(&capturing, &idle, 1))
-        return fail(OTM_ERR_BUSY, err, errlen,
-                    "stdout and stderr are already being captured (a second "
-                    "otm_output_start without otm_output_stop)");
+        return otm_device_fail(OTM_ERR_BUSY, err, errlen,
+                               "stdout and stderr are already being captured "
+                               "(a second otm_output_start without "
+                               "otm_output_stop)");
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
         atomic_store(&capturing, 0);
-        return fail(OTM_ERR_NOMEM, err, errlen,
-                    "out of memory for the output capture's record");
+        return otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+                               "out of memory for the output capture's record");
     }
     o->mem[0] = o->mem[1] = o->saved[0] = o->saved[1] = -1;
     st = setup(o, err, errlen);
