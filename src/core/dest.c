@@ -310,7 +310,7 @@ static int start(otm_node *node, otm_event *ev)
     if (ev->after_id && !otm__runq_done(node, ev->after_id))
         return 0;                   /* chained: what it runs after is not done */
     /* Admitted before a region faulted, it is refused as if it came after:
-     * this process serves only the EXIT now (run_kernel). */
+     * this process serves only the EXIT now (otm__work_kernel). */
     if (ev->after_id && ev->status == OTM_OK &&
         __atomic_load_n(&node->failed, __ATOMIC_ACQUIRE))
         ev->status = OTM_ERR_DEVICE_FAILED;
@@ -350,122 +350,11 @@ static int preamble_step(otm_node *node, otm_event *ev)
                       ev->p.exchange.frag);
 }
 
-/* ---- run: the device's work ---------------------------------------------- */
-
-/* The region's result (otm/wire.h) into scratch: the output it left and,
- * when it faulted, how. Output that finds no memory stays with the device
- * for the next region's reply: it is late, not lost. */
-static void keep_result(otm_node *node, otm_event *ev, const otm_region_fault *f,
-                        int faulted)
-{
-    const otm_device_ops *d = &node->hooks.device;
-    otm_exec_result r = {0};
-    if (d->output_pending && d->output_take)
-        d->output_pending(d->ctx, &r.out_len, &r.err_len);
-    if (faulted) {
-        r.signo = f->signo, r.code = f->code, r.addr = f->addr;
-        r.exit_status = f->exit_status, r.flags = f->flags;
-    }
-    if (!faulted && r.out_len + r.err_len == 0)
-        return;
-    uint64_t len = OTM_WIRE_EXEC_HEAD + r.out_len + r.err_len;
-    ev->scratch = len <= SIZE_MAX / 2 ? otm__alloc(node, (size_t)len) : NULL;
-    if (ev->scratch && r.out_len + r.err_len &&
-        d->output_take(d->ctx, ev->scratch + OTM_WIRE_EXEC_HEAD, r.out_len, r.err_len))
-        r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
-    if (!ev->scratch && faulted) {
-        r.out_len = r.err_len = 0, len = OTM_WIRE_EXEC_HEAD;
-        ev->scratch = otm__alloc(node, len);
-    }
-    if (!ev->scratch)
-        return;
-    otm_wire_put_exec(ev->scratch, &r);
-    ev->value = len;
-}
-
-static otm_status run_kernel(otm_node *node, otm_event *ev)
-{
-    uint32_t nargs = (uint32_t)ev->p.execute.nargs;
-    void **args = NULL;
-    otm_region_fault fault = {0};
-    if (!node->hooks.device.run_kernel)
-        return OTM_ERR_NO_KERNEL;
-    if (nargs) {
-        args = otm__alloc(node, nargs * sizeof *args);
-        if (!args)
-            return OTM_ERR_NOMEM;
-    }
-    const uint8_t *p = inline_data(ev);
-    for (uint32_t i = 0; i < nargs; i++) {
-        uint64_t v, o;
-        memcpy(&v, p + 8 * i, 8);
-        memcpy(&o, p + 8 * (nargs + i), 8);
-        args[i] = (void *)(uintptr_t)(v + o);
-    }
-    otm_status st = node->hooks.device.run_kernel(
-        node->hooks.device.ctx, ev->p.execute.kernel, args, nargs,
-        ev->p.execute.teams, ev->p.execute.threads, &fault);
-    otm__free(node, args);
-    /* A process whose region faulted may hold broken state (a lock taken,
-     * memory overwritten): from now on it serves only the EXIT. */
-    if (st == OTM_ERR_KERNEL_FAULT)
-        __atomic_store_n(&node->failed, 1, __ATOMIC_RELEASE);
-    keep_result(node, ev, &fault, st == OTM_ERR_KERNEL_FAULT);
-    return st;
-}
-
-/* Loads an image (the bytes received into scratch, or the device's own
- * copy) and keeps its entry list, serialised as the reply's payload, in
- * scratch. */
-static otm_status run_load(otm_node *node, otm_event *ev)
-{
-    const otm_device_ops *d = &node->hooks.device;
-    const otm_entry *e = NULL;
-    uint64_t count = 0;
-    otm_image_ref ref = load_ref(ev);
-    ref.bytes = ref.send ? ev->scratch : NULL;
-    if (!d->load_image)
-        return OTM_ERR_NO_KERNEL;
-    if (otm__table_image(node, ref.id))
-        return OTM_ERR_INVALID;     /* the host reused a live load's id */
-    otm_status st = d->load_image(d->ctx, &ref, &e, &count);
-    otm__free(node, ev->scratch);
-    ev->scratch = NULL;
-    if (st)
-        return st;
-    if (count > (UINT32_MAX / 16))
-        st = OTM_ERR_BAD_SIZE;
-    if (st == OTM_OK)
-        st = otm__table_add_image(node, ref.id, e, count);
-    if (st == OTM_OK && count && !(ev->scratch = otm__alloc(node, count * 16))) {
-        otm__table_drop_image(node, ref.id);
-        st = OTM_ERR_NOMEM;
-    }
-    if (st) {
-        if (d->unload_image)
-            d->unload_image(d->ctx, ref.id);
-        return st;
-    }
-    if (count)
-        memcpy(ev->scratch, e, count * 16);
-    ev->value = count;
-    return OTM_OK;
-}
-
-/* Drops the entries of a loaded image, then unloads it. */
-static otm_status run_unload(otm_node *node, otm_event *ev)
-{
-    if (otm__table_drop_image(node, ev->p.unload.id))
-        return OTM_ERR_NO_IMAGE;
-    if (node->hooks.device.unload_image)
-        node->hooks.device.unload_image(node->hooks.device.ctx, ev->p.unload.id);
-    return OTM_OK;
-}
-
 static int run_step(otm_node *node, otm_event *ev)
 {
-    otm_status st = ev->kind == OTM_KIND_EXECUTE ? run_kernel(node, ev)
-                                                 : run_load(node, ev);
+    otm_status st = ev->kind == OTM_KIND_EXECUTE
+                        ? otm__work_kernel(node, ev, inline_data(ev))
+                        : otm__work_load(node, ev, load_ref(ev));
     return to_reply(ev, st);
 }
 
@@ -566,7 +455,7 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
 static int drain_step(otm_node *node, otm_event *ev)
 {
     if (ev->kind == OTM_KIND_UNLOAD)
-        return otm__runq_kernels_idle(node) ? to_reply(ev, run_unload(node, ev)) : 0;
+        return otm__runq_kernels_idle(node) ? to_reply(ev, otm__work_unload(node, ev)) : 0;
     return otm__runq_drained(node, ev) ? to_reply(ev, OTM_OK) : 0;
 }
 

@@ -205,6 +205,21 @@ otm_loaded_image *otm__table_image(otm_node *node, uint64_t id);
 int otm__table_has_kernel(const otm_node *node, uint64_t kernel);
 void otm__table_fini(otm_node *node);
 
+/* ---- work.c: the device's work for an event ---------------------------------- */
+
+/* Runs EXECUTE's kernel with the arguments of `args` (the inline
+ * payload: nargs base values, then nargs offsets). The region's output
+ * and, when it faulted, how, go to ev->scratch (ev->value its length); a
+ * fault marks the node failed: from then on it serves only the EXIT. */
+otm_status otm__work_kernel(otm_node *node, otm_event *ev, const uint8_t *args);
+/* Loads the image `ref` (its bytes received into ev->scratch when
+ * ref.send, else the device's own copy) and keeps its entry list,
+ * serialised as the reply's payload, in ev->scratch (ev->value the count);
+ * on failure nothing stays loaded. */
+otm_status otm__work_load(otm_node *node, otm_event *ev, otm_image_ref ref);
+/* Drops the entries of UNLOAD's image, then unloads it. */
+otm_status otm__work_unload(otm_node *node, otm_event *ev);
+
 /* ---- runq.c: a worker's run queues (each call takes the lock) --------------- */
 
 /* An admitted EXECUTE goes to the kernel queue, anything else to the
