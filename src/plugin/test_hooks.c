@@ -1,7 +1,8 @@
 /*
  * test_hooks.c - the test hook that kills a device rank in the middle of
- * an operation (docs/testing.md), for the fault tests on real MPI. The
- * allocation hook is alloc.c's.
+ * an operation (docs/testing.md), for the fault tests on real MPI. Its
+ * variables are read by src/settings (otm_test_hooks_load), as every other
+ * variable of the plugin; the allocation hook is alloc.c's.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -27,7 +28,9 @@ static void hook_kill(void *ctx, otm_event *ev, int point)
 
 void otm_test_kill_start(otm_plugin *p)
 {
-    const char *kind = getenv("OTM_TEST_KILL_AT"), *rank = getenv("OTM_TEST_KILL_RANK");
+    otm_test_hooks hooks;
+    otm_test_hooks_load(&hooks, NULL, NULL);
+    const char *kind = hooks.kill_at, *rank = hooks.kill_rank;
     if (!kind || atoi(rank ? rank : "1") != p->node.rank)
         return;
     for (int k = 1; k < OTM_KIND_END; k++)
