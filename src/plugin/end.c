@@ -147,6 +147,8 @@ void otm_host_end_if_faulted(otm_plugin *p)
         otm_host_end_job(p, status, NULL);
 }
 
+/* ---- the worker's end --------------------------------------------------------- */
+
 static uint64_t events_served(const otm_plugin *p)
 {
     uint64_t served = 0;
