@@ -5,8 +5,9 @@
  * host.c, compiled unchanged) made by a host against a simulated job: this
  * file replaces the two pieces of the plugin that touch the process, so
  * that rank 0 is the simulator's:
- *   - lifecycle.c (MPI start-up, the end of the job): the plugin instance is built here, its node
- *     being the world's rank 0 (sim_config.host_node);
+ *   - startup.c, program.c and end.c (MPI start-up, the end of the job):
+ *     the plugin instance is built here, its node being the world's rank 0
+ *     (sim_config.host_node);
  *   - src/shell/idle.c (the idle policy of every wait): a wait steps the
  *     simulated world instead of sleeping, and virtual time passes only
  *     when nothing anywhere can move.
@@ -186,7 +187,8 @@ static void die(const char *fmt, ...)
     abort();
 }
 
-/* ---- the plugin's process-facing pieces, replaced (lifecycle.c, worker.c's
+/* ---- the plugin's process-facing pieces, replaced (startup.c, program.c,
+ * end.c, worker.c's
  * entry, idle.c) and the one MPI call the simulator does not serve ---------- */
 
 otm_plugin *otm_plugin_get(void)
@@ -212,7 +214,7 @@ void otm_plugin_log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
-/* No trace recorder here (lifecycle.c makes one under OMPTARGET_MPI_TRACE). */
+/* No trace recorder here (startup.c makes one under OMPTARGET_MPI_TRACE). */
 void otm_plugin_trace_end(otm_plugin *p)
 {
     if (p->trace)
@@ -228,11 +230,11 @@ void otm_worker_main(otm_plugin *p)
 
 /* unregister_lib ends the job this way when a worker did not acknowledge
  * the exit: in a fault-free world, a bug. */
-/* lifecycle.c's end of the job without MPI_Finalize: EXIT to every worker,
+/* program.c's end of the job without MPI_Finalize: EXIT to every worker,
  * then the host's state freed. A worker that did not acknowledge the exit
- * (the plugin would MPI_Abort) is, in a fault-free world, a bug. lifecycle.c
- * itself cannot be compiled here: it also starts MPI and defines the
- * instance this harness builds. */
+ * (the plugin would MPI_Abort) is, in a fault-free world, a bug. program.c
+ * and end.c themselves cannot be compiled here: they end MPI and the
+ * process. */
 void otm_host_end(otm_plugin *p)
 {
     otm_idle idle;
@@ -245,7 +247,12 @@ void otm_host_end(otm_plugin *p)
     if (p->node.exit_failures)
         die("unregister_lib: %d worker(s) missed the exit", p->node.exit_failures);
     otm_plugin_trace_end(p);
-    otm_host_release(p);
+    otm_memory_release(p);
+    for (int d = 0; d < p->ndevices; d++)
+        otm_images_release(&p->devices[d]);
+    otm_plugin_free(p->devices);
+    p->devices = NULL;
+    p->ndevices = 0;
     otm_node_fini(&p->node);
     otm_node_release(&p->node);
 }
@@ -256,13 +263,6 @@ void otm_host_end_if_faulted(otm_plugin *p)
 {
     if (__atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE))
         die("a region ended the program in a harness without faults");
-}
-
-/* One thread: nobody else ever claims the end, so nobody is refused. */
-void otm_host_end_wait(otm_plugin *p)
-{
-    (void)p;
-    die("a call found the job ended");
 }
 
 void otm_idle_init(otm_idle *idle, const otm_settings *s)

@@ -1,11 +1,14 @@
 #!/bin/sh
-# code-map.sh - what calls what in the core, and how long functions are.
+# code-map.sh - what calls what in a library, and how long functions are.
 #
-#   tools/code-map.sh graph [BUILD_DIR]   the core's call graph between its
-#       files, from the members of the otm_core library in BUILD_DIR
-#       (default: build): for each file, the core files whose functions it
-#       calls, then an order of the files or the cycles found (exit 1).
-#       Build the tree first.
+#   tools/code-map.sh graph [BUILD_DIR [LIBRARY]]   the call graph between
+#       the files of LIBRARY (a CMake target: otm_core, the default;
+#       otm_device; omptarget_rtl_mpi, the plugin), from its members in
+#       BUILD_DIR (default: build): for each file, the files of the library
+#       whose functions it calls, then an order of the files or the cycles
+#       found (exit 1). A static library's members are its archive's; a
+#       shared library's, the objects CMake lists for it in
+#       LIBRARY.objects. Build the tree first.
 #   tools/code-map.sh includes            the core's "otm/..." and local
 #       includes, per file of src/core/
 #   tools/code-map.sh functions [N] [DIR...]   the N (default 10) longest
@@ -19,16 +22,31 @@ cd "$(dirname "$0")/.."
 mode=${1:-graph}
 [ $# -gt 0 ] && shift
 
+# The objects library $2 is made of, under build directory $1: the members,
+# not every object left in the build tree (a file moved or renamed leaves
+# its old object behind).
+members() {
+    lib=$(find "$1" -name "lib$2.a" 2>/dev/null | head -n 1)
+    if [ -n "$lib" ]; then
+        objdir=$(find "$1" -type d -name "$2.dir" | head -n 1)
+        for m in $(ar t "$lib"); do find "$objdir" -name "$m"; done | sort
+        return
+    fi
+    list=$(find "$1" -name "$2.objects" 2>/dev/null | head -n 1)
+    [ -n "$list" ] || { echo "code-map: no lib$2.a nor $2.objects under $1" \
+                             "(build it first)" >&2; exit 1; }
+    sort "$list"
+}
+
 graph() {
     dir=${1:-build}
-    lib=$(find "$dir" -name libotm_core.a 2>/dev/null | head -n 1)
-    [ -n "$lib" ] || { echo "code-map: no libotm_core.a under $dir (build it first)" >&2; exit 1; }
-    # The archive's members, not every object left in the build tree.
-    objs=$(for m in $(ar t "$lib"); do
-        find "$dir/src/CMakeFiles/otm_core.dir" -name "$m"; done | sort)
+    objs=$(members "$dir" "${2:-otm_core}")
+    [ -n "$objs" ] || { echo "code-map: ${2:-otm_core} has no members under $dir" >&2; exit 1; }
+    # Only global definitions: a static function of one file may share
+    # its name with another file's global one.
     for o in $objs; do
         f=$(basename "$o" .c.o)
-        nm "$o" | awk -v f="$f" '$1 ~ /^[0-9a-f]+$/ && $2 ~ /[TtDdBbRr]/ { print "D", f, $3 }
+        nm "$o" | awk -v f="$f" '$1 ~ /^[0-9a-f]+$/ && $2 ~ /[TDBR]/ { print "D", f, $3 }
                                  $1 == "U" { print "U", f, $2 }'
     done | awk '
         $1 == "D" { def[$3] = $2; next }
@@ -85,5 +103,5 @@ case $mode in
 graph) graph "$@" ;;
 includes) includes ;;
 functions) functions "$@" ;;
-*) sed -n '2,14p' "$0" >&2; exit 2 ;;
+*) sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac

@@ -134,6 +134,26 @@ void otm_settings_card_make(otm_settings_card *card, const otm_settings *s,
 otm_status otm_settings_judge(const otm_settings_card *cards, int n, char *msg,
                               size_t len);
 
+/* ---- test hooks -------------------------------------------------------------
+ * Variables only tests set (docs/testing.md), read here too, since this
+ * file is the one reader of the plugin's environment. They are not
+ * settings: no OMPTARGET_MPI_ name, no row in docs/settings.md's table,
+ * not compared between ranks, and a bad value never stops the plugin: the
+ * hook that uses the text judges it, says so and turns itself off. (The
+ * allocation hook of src/plugin/alloc.c reads its own: it must count the
+ * process's first allocation, before anything else runs.) */
+typedef struct otm_test_hooks {
+    const char *kill_at;    /* OTM_TEST_KILL_AT: the kind of event at which
+                             * a device rank kills itself, or NULL */
+    const char *kill_rank;  /* OTM_TEST_KILL_RANK: that rank, or NULL (1) */
+} otm_test_hooks;
+
+/* Reads the test hooks through `get` (NULL: the process environment, as
+ * otm_settings_load). Each field is the text as `get` returned it (valid
+ * as long as that is), or NULL when unset. */
+void otm_test_hooks_load(otm_test_hooks *t,
+                         const char *(*get)(void *ctx, const char *name), void *ctx);
+
 /* Writes the values row `d` accepts, as the README's Range column shows them
  * and an error message ends ("an integer in 1..64"). The numbers are the
  * parser's own limits, so the text cannot disagree with what is accepted.

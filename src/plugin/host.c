@@ -8,8 +8,8 @@
  * while it is progressed; the node's shared state has the node lock; MPI is
  * initialised with MPI_THREAD_MULTIPLE. Each exported function below that
  * touches the node, its queues or its events does so inside the node
- * (otm_plugin_enter), so that the end of the job, which one thread runs
- * alone, never meets it there. The host's end of the job is lifecycle.c's;
+ * (otm_plugin_enter, end.c), so that the end of the job, which one thread
+ * runs alone, never meets it there. The host's end of the job is end.c's;
  * the device allocations are memory.c's.
  */
 #include <signal.h>
@@ -23,34 +23,6 @@
 #include "../shell/idle.h"
 #include "plugin.h"
 
-/* ---- the end's fence (otm/node.h, "the end of the job") ---- */
-
-/* The functions below call each other: only a thread's outermost entry
- * counts. */
-static __thread int inside;
-
-int otm_plugin_enter(otm_plugin *p)
-{
-    if (inside++)
-        return 0;
-    if (otm_host_enter(&p->node) == OTM_OK)
-        return 0;
-    inside = 0;
-    otm_host_end_wait(p);
-    return -1;
-}
-
-void otm_plugin_leave(otm_plugin *p)
-{
-    if (--inside == 0)
-        otm_host_leave(&p->node);
-}
-
-int otm_plugin_inside(void)
-{
-    return inside;
-}
-
 int otm_host_start(otm_plugin *p)
 {
     p->ndevices = p->node.size - 1;
@@ -61,28 +33,6 @@ int otm_host_start(otm_plugin *p)
         p->devices[i].rank = i + 1;
     p->retrieve_waits = 1;      /* until init_plugin says otherwise */
     return 0;
-}
-
-otm_device *otm_host_device(int32_t id)
-{
-    otm_plugin *p = otm_plugin_host();
-    if (p && p->program_finalized) {
-        otm_plugin_log(OTM_LOG_ERROR, "device %d: the program's MPI_Finalize ended the "
-                       "devices; no target construct can run after it", (int)id);
-        return NULL;
-    }
-    if (!p || id < 0 || id >= p->ndevices) {
-        otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
-        return NULL;
-    }
-    otm_device *d = &p->devices[id];
-    if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
-        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
-                       d->rank, d->failure);
-        otm_host_end_if_faulted(p);
-        return NULL;
-    }
-    return d;
 }
 
 /* ---- what regions print, and how they die ---- */
@@ -147,19 +97,6 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
     if (maps)
         fclose(maps);
 }
-
-/* The first caller writes why, then the status: whoever sees the status
- * sees its why. */
-void otm_host_end_with(otm_plugin *p, int status, const char *why)
-{
-    int none = 0;
-    if (!__atomic_compare_exchange_n(&p->end_recorded, &none, 1, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        return;
-    p->end_why = why;
-    __atomic_store_n(&p->end_status, status + 1, __ATOMIC_RELEASE);
-}
-
 /* Called on the thread that ends the faulted EXECUTE: reports it and marks
  * the device failed, so that every later call on it fails at once. */
 static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
@@ -675,22 +612,3 @@ int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
     return submit_async(p, op, ai, what, 1);
 }
 
-/* ---- the end ---- */
-
-void otm_host_release(otm_plugin *p)
-{
-    otm_memory_release(p);
-    for (int d = 0; d < p->ndevices; d++) {
-        otm_device *dev = &p->devices[d];
-        for (size_t i = 0; i < dev->nloaded; i++) {
-            otm_plugin_free(dev->loaded[i]->table.EntriesBegin);
-            otm_plugin_free(dev->loaded[i]);
-        }
-        otm_plugin_free(dev->loaded);
-    }
-    otm_plugin_free(p->devices);
-    /* Later calls (libomptarget 16 still calls deinit_device) find no
-     * device rather than freed memory. */
-    p->devices = NULL;
-    p->ndevices = 0;
-}

@@ -10,6 +10,10 @@
  * its ELF bytes), so a worker that registered the same object finds its
  * own copy whatever the addresses and the order of registrations; one that
  * did not (a dlopen only the host ran) gets the bytes.
+ *
+ * The host keeps a record of each image loaded on a device (otm_hosted):
+ * the table load_binary hands out, with the worker's addresses, until the
+ * library is unregistered or the job ends.
  */
 #include <elf.h>
 #include <link.h>
@@ -123,6 +127,130 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
     }
     pthread_mutex_unlock(&p->images_lock);
     return found;
+}
+
+/* ---- the host's records of the images loaded on its devices ---------------- */
+
+static void unload_on(otm_plugin *p, otm_device *d, uint64_t id);
+
+/* The host's record of an image loaded on d, with the table libomptarget
+ * uses: the host's entries with the worker's addresses (kernels are called
+ * by these, globals read and written). All or nothing: when memory is
+ * short, NULL and d lists nothing new, so that a later load_binary of the
+ * image loads it again instead of handing out a table that is not there. */
+static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc,
+                              const __tgt_device_image *image, uint64_t id,
+                              const otm_entry *got, uint64_t n)
+{
+    if (d->nloaded == d->loaded_cap) {
+        size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
+        otm_hosted **grown = otm_plugin_realloc(d->loaded, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        d->loaded = grown;
+        d->loaded_cap = cap;
+    }
+    otm_hosted *h = otm_plugin_calloc(1, sizeof *h);
+    __tgt_offload_entry *t = h ? otm_plugin_calloc(n ? n : 1, sizeof *t) : NULL;
+    if (!t)
+        return otm_plugin_free(h), NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        t[i] = image->EntriesBegin[i];
+        t[i].addr = (void *)(uintptr_t)got[i].addr;
+    }
+    *h = (otm_hosted){.desc = desc, .image = image->ImageStart, .id = id,
+                      .table = {.EntriesBegin = t, .EntriesEnd = t + n}};
+    d->loaded[d->nloaded++] = h;
+    return h;
+}
+
+/* LOAD of one image on one device: by reference first (the worker
+ * registered the same object at start-up), with its bytes when the worker
+ * does not hold it. */
+static otm_status load_on(otm_plugin *p, otm_device *d, const __tgt_device_image *image,
+                          uint64_t id, otm_entry *e, uint64_t n, uint64_t *got)
+{
+    char err[160];
+    const void *elf;
+    size_t size;
+    otm_status st = otm_image_elf(image, &elf, &size, err, sizeof err);
+    if (st)
+        return st;
+    otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .host = e, .size = n,
+                 .result = got,
+                 .image = {.id = id, .bytes = elf, .size = size,
+                           .hash = otm_wire_hash(elf, size, OTM_WIRE_HASH_SEED),
+                           .names_hash = otm_names_hash(image->EntriesBegin,
+                                                        image->EntriesEnd)}};
+    st = otm_host_run_op(p, &op);
+    if (st == OTM_ERR_NO_IMAGE) {
+        op.image.send = 1;
+        st = otm_host_run_op(p, &op);
+    }
+    return st;
+}
+
+__tgt_target_table *otm_images_load(otm_plugin *p, otm_device *d, int32_t id,
+                                     __tgt_device_image *image)
+{
+    __tgt_bin_desc *desc = d && image ? otm_desc_of(p, image) : NULL;
+    if (!desc)
+        return otm_plugin_log(OTM_LOG_ERROR, "load_binary: unknown image for device %d",
+                              (int)id), NULL;
+    for (size_t i = 0; i < d->nloaded; i++)
+        if (d->loaded[i]->image == image->ImageStart)
+            return &d->loaded[i]->table;    /* loaded there already */
+    uint64_t n = (uint64_t)(image->EntriesEnd - image->EntriesBegin), got = 0;
+    pthread_mutex_lock(&p->images_lock);
+    uint64_t load = ++p->next_load;
+    pthread_mutex_unlock(&p->images_lock);
+    otm_entry *e = otm_plugin_calloc(n ? n : 1, sizeof *e);
+    otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
+    otm_hosted *h = NULL;
+    if (st == OTM_OK && got != n) {
+        otm_plugin_log(OTM_LOG_ERROR, "load_binary: the device image has other entries "
+                       "(device %d)", (int)id);
+    } else if (st == OTM_OK && !(h = hosted_new(d, desc, image, load, e, n))) {
+        st = OTM_ERR_NOMEM;
+        unload_on(p, d, load);  /* loaded there, but the host cannot use it */
+    }
+    if (st)
+        otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
+                       otm_status_text(st));
+    otm_plugin_free(e);
+    return h ? &h->table : NULL;
+}
+
+/* UNLOAD of the LOAD `id` on d, unless d failed (it then answers nothing
+ * but the exit). */
+static void unload_on(otm_plugin *p, otm_device *d, uint64_t id)
+{
+    otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = id};
+    if (!d->failed && otm_host_run_op(p, &op))
+        otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
+                       d->rank - 1);
+}
+
+void otm_images_unload(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
+{
+    for (size_t i = d->nloaded; i-- > 0;) {
+        otm_hosted *h = d->loaded[i];
+        if (desc && h->desc != desc)
+            continue;
+        unload_on(p, d, h->id);
+        otm_plugin_free(h->table.EntriesBegin);
+        otm_plugin_free(h);
+        d->loaded[i] = d->loaded[--d->nloaded];
+    }
+}
+
+void otm_images_release(otm_device *d)
+{
+    for (size_t i = 0; i < d->nloaded; i++) {
+        otm_plugin_free(d->loaded[i]->table.EntriesBegin);
+        otm_plugin_free(d->loaded[i]);
+    }
+    otm_plugin_free(d->loaded);
 }
 
 /* ---- registrations a worker waits for -------------------------------------- */

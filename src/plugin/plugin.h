@@ -13,8 +13,13 @@
  * The files, and what each declares below:
  *   rtl.c        the __tgt_rtl_* entry points (abi.h), the only exports
  *   alloc.c      the plugin's own memory, and its test hook
- *   lifecycle.c  the instance's start, the host's end, the worker's begin
- *                and end
+ *   startup.c    the instance's start, the worker's begin
+ *   program.c    the end at the program's end, the program's MPI layer
+ *   end.c        the host's end of the job, the worker's
+ *   fence.c      the end's fence, the status the job ends with
+ *   exit.c       the end of a process, and of a job that cannot start
+ *   map.c        the job's map (OMPTARGET_MPI_INFO, OMPTARGET_MPI_MAP)
+ *   test_hooks.c the test hook that kills a device rank
  *   log.c        the plugin's lines on stderr
  *   images.c     the program's registered descriptors and images
  *   memory.c     data_alloc and data_delete: the pool, host-pinned memory
@@ -30,6 +35,7 @@
 #include "abi.h"
 #include "otm/device.h"
 #include "otm/node.h"
+#include "otm/pmpi.h"
 #include "otm/settings.h"
 
 typedef enum otm_role {
@@ -151,7 +157,7 @@ typedef struct otm_plugin {
     otm_kernel_time kernel_times[OTM_KERNEL_TIMES];
 } otm_plugin;
 
-/* ---- the life of the plugin in this process (lifecycle.c) ---- */
+/* ---- the start (startup.c) ---- */
 
 /* The instance, started on first use (MPI initialised, settings read, the
  * node set up, the role decided: rank 0 hosts, the others are devices).
@@ -160,9 +166,62 @@ typedef struct otm_plugin {
 otm_plugin *otm_plugin_get(void);
 /* The instance if it exists and is a host, else NULL. */
 otm_plugin *otm_plugin_host(void);
-/* Once no thread records any more: writes this rank's trace file, prints
- * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
-void otm_plugin_trace_end(otm_plugin *p);
+/* A worker, before it serves: the regions' output captured
+ * (OMPTARGET_MPI_FORWARD_OUTPUT) and their faults caught; a part that
+ * fails is logged and done without. */
+void otm_worker_begin(otm_plugin *p);
+
+/* ---- the end at the program's end, the program's MPI (program.c) ---- */
+
+/* The end at the program's end (the last unregister_lib, the program's
+ * MPI_Finalize): otm_host_end_run, then the host's state freed. A thread
+ * that loses the election returns at once, or, when the job's end ends the
+ * process (a status is recorded), waits for that (otm_host_end_wait). If a
+ * region faulted while the end drained the queues, the process then ends
+ * with its status, as it would alone. */
+void otm_host_end(otm_plugin *p);
+/* The host, at its start: hands the program's MPI layer (src/pmpi), when
+ * the launcher preloaded it, the program's MPI_Finalize and fatal errors,
+ * which end the devices first. */
+void otm_program_attach(otm_plugin *p);
+/* A job of one rank: the layer keeps up the MPI the plugin initialised,
+ * for the program, which finalises it (else the process's exit). 1 when
+ * the layer took MPI over, 0 when there is no layer. */
+int otm_program_leave_mpi(void);
+
+/* ---- the end's fence and the status the job ends with (fence.c) ---- */
+
+/* The end's fence: a host thread calls these around what it does with the
+ * node, its queues and its events (otm_host_enter, otm/node.h); the
+ * functions of host.c do so themselves. Nested calls count once.
+ * otm_plugin_enter returns 0 (inside), or -1 once the end was claimed:
+ * the caller touches nothing of the node and fails; when the end ends the
+ * process it never returns (otm_host_end_wait). */
+int otm_plugin_enter(otm_plugin *p);
+void otm_plugin_leave(otm_plugin *p);
+/* How deep the calling thread is inside the node (0: outside). */
+int otm_plugin_inside(void);
+/* The status of a job whose region ran longer than
+ * OMPTARGET_MPI_KERNEL_TIMEOUT: a program whose alarm went off, 128 +
+ * SIGALRM, as a fault gives 128 + its signal (and unlike timeout(1)'s 124,
+ * which a wrapper of the job may give for itself). */
+#define OTM_EXIT_KERNEL_TIMEOUT 142
+/* Records the status the job is to end with, and why (otm_host_end_if_
+ * faulted says it; `why` NULL: said already); the first one wins. */
+void otm_host_end_with(otm_plugin *p, int status, const char *why);
+/* The status recorded (otm_host_end_with), or -1. */
+int otm_host_end_status(otm_plugin *p);
+/* Where a thread goes that may not take part in the end (it lost the
+ * election, or the node refused it): when the end ends the process (a
+ * status is recorded), it waits here for ever, so that libomptarget never
+ * sees its call fail and aborts the process under the end; otherwise it
+ * returns. */
+void otm_host_end_wait(otm_plugin *p);
+/* Waits for ever, holding nothing, for the end that ends the process. */
+_Noreturn void otm_host_end_park(void);
+
+/* ---- the host's end of the job, the worker's (end.c) ---- */
+
 /*
  * The host's end of the job. Any host thread may come to it, several at
  * once (a fault seen by each thread waiting on that device, the program's
@@ -172,31 +231,75 @@ void otm_plugin_trace_end(otm_plugin *p);
  * host's state freed, then MPI_Finalize, or MPI_Abort when a worker missed
  * the EXIT. None of these is called inside the node.
  */
-/* The end at the program's end (the last unregister_lib, the program's
- * MPI_Finalize). A thread that loses the election returns at once, or,
- * when the job's end ends the process (a status is recorded), waits for
- * that (otm_host_end_wait). If a region faulted while the end drained the
- * queues, the process then ends with its status, as it would alone. */
-void otm_host_end(otm_plugin *p);
+/* The end itself, on the thread the node elected: it waits for the other
+ * threads to leave the node (every wait ends, by a reply or a timeout),
+ * then ends the job. `release` frees the host's state when no status is
+ * recorded (the process goes on); NULL when the process ends right after. */
+void otm_host_end_run(otm_plugin *p, void (*release)(otm_plugin *p));
+/* The job first (otm_host_end_run), then this process, with the status
+ * recorded: the first recorded wins. A thread that loses the election
+ * waits for the winner to end the process. */
+_Noreturn void otm_host_end_job(otm_plugin *p, int status, const char *why);
 /* After a region faulted or called exit() (region_fault) or a device was
  * lost (worker_lost): ends the job and the process with the status
  * recorded, as in one process, saying so once. A failing entry point
  * calls it before it returns; no-op when nothing is recorded. */
 void otm_host_end_if_faulted(otm_plugin *p);
-/* Where a thread goes that may not take part in the end (it lost the
- * election, or the node refused it): when the end ends the process (a
- * status is recorded), it waits here for ever, so that libomptarget never
- * sees its call fail and aborts the process under the end; otherwise it
- * returns. */
-void otm_host_end_wait(otm_plugin *p);
-/* A worker, before it serves: the regions' output captured
- * (OMPTARGET_MPI_FORWARD_OUTPUT) and their faults caught; a part that
- * fails is logged and done without. */
-void otm_worker_begin(otm_plugin *p);
+/* Once no thread records any more: writes this rank's trace file, prints
+ * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
+void otm_plugin_trace_end(otm_plugin *p);
 /* A worker, once its threads ended after EXIT: the trace, the node,
  * MPI_Finalize, the regions' last output; then _exit, with 1 when
  * MPI_Finalize failed. */
 void otm_worker_end(otm_plugin *p) __attribute__((noreturn));
+/* The program's MPI layer's attach function (otm/pmpi.h), when the
+ * launcher preloaded it, else NULL. */
+otm_pmpi_attach_fn *otm_program_mpi_layer(void);
+
+/* ---- the end of a process (exit.c) ---- */
+
+/* The end of a process the plugin decides: what stdio holds is written,
+ * libomp's registration removed (its destructor will not run), coverage
+ * counters dumped, then _exit(status). */
+_Noreturn void otm_exit_process(int status);
+/* A bad setting in a job a launcher started: no rank may run the program,
+ * so the job ends with status 1, every rank together, rank 0 saying `why`;
+ * MPI is initialised if it was not, and finalised in order. */
+_Noreturn void otm_exit_refuse_job(otm_plugin *p, const char *why);
+/* A rank that cannot take its part in a launched job (its node did not
+ * start, memory was short): the job is aborted (MPI_Abort, status 1), MPI
+ * initialised for it if it was not. */
+_Noreturn void otm_exit_abort_job(void);
+/* Before the host's MPI_Abort: waits, in the idle policy of s and for at
+ * most 2 s, until the launcher has read what rank 0 wrote. */
+void otm_exit_drain_output(const otm_settings *s);
+/* Writes the coverage counters (a coverage build only; else nothing),
+ * which _exit and MPI_Abort would skip. */
+void otm_exit_dump_coverage(void);
+
+/* ---- the job's map (map.c) ---- */
+
+/* The collective of the set-up that every rank enters: each sends its host
+ * name and pid to rank 0, which writes the map file (OMPTARGET_MPI_MAP)
+ * and, with OMPTARGET_MPI_INFO, prints which process serves which device.
+ * A map not written is a warning; no memory for it on rank 0 aborts the
+ * job. */
+void otm_map_gather(otm_plugin *p);
+/* With a map, this rank holds MAP.R (R: its rank) open for as long as it
+ * lives, for the launcher's witness; a warning (info) if it cannot. */
+void otm_map_hold_rank_file(const otm_plugin *p);
+/* The map's line `end`: the host's end begins, and says how the job ends. */
+void otm_map_end(const otm_plugin *p);
+/* The map's line `status S`: the status the host ends the job with. */
+void otm_map_status(const otm_plugin *p, int status);
+
+/* ---- the test hook that kills a device rank (test_hooks.c) ---- */
+
+/* A worker at its start: with OTM_TEST_KILL_AT=KIND for this rank
+ * (OTM_TEST_KILL_RANK, default 1; docs/testing.md), it kills itself with
+ * SIGKILL the moment the first event of that kind reaches its gate. A word
+ * that is not a kind is said, and the hook is off. */
+void otm_test_kill_start(otm_plugin *p);
 
 /* ---- the plugin's own memory (alloc.c) ---- */
 
@@ -251,6 +354,19 @@ uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_en
  * its host entries), with its ELF bytes in *elf; NULL when there is none. */
 const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
                                         const void **elf);
+/* load_binary of `image` on device d (NULL: a bad id, said already): the
+ * table of the host's record of it, made on the first load (LOAD, by
+ * reference first, then with the image's bytes when the worker does not
+ * hold it), or NULL with the reason logged. All or nothing: when memory is
+ * short, d lists nothing new. Host threads may call in at once. */
+__tgt_target_table *otm_images_load(otm_plugin *p, otm_device *d, int32_t id,
+                                    __tgt_device_image *image);
+/* Unloads, on device d, the images of `desc` (every image when NULL) and
+ * drops their records; a device that failed is sent nothing. */
+void otm_images_unload(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
+/* Frees the records of device d at the end of the job (the workers drop
+ * the images at EXIT); none is left. */
+void otm_images_release(otm_device *d);
 /* How many loaded objects call __tgt_register_lib: the registrations the
  * start-up of the program makes (0 if none could be told). */
 int otm_startup_registrations(void);
@@ -274,32 +390,8 @@ int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt);
 void otm_memory_release(otm_plugin *p);
 
 /* ---- host (host.c) ---- */
-/* The end's fence: a host thread calls these around what it does with the
- * node, its queues and its events (otm_host_enter, otm/node.h); the
- * functions of host.c below do so themselves. Nested calls count once.
- * otm_plugin_enter returns 0 (inside), or -1 once the end was claimed:
- * the caller touches nothing of the node and fails; when the end ends the
- * process it never returns (otm_host_end_wait). */
-int otm_plugin_enter(otm_plugin *p);
-void otm_plugin_leave(otm_plugin *p);
-/* How deep the calling thread is inside the node (0: outside). */
-int otm_plugin_inside(void);
-/* The status of a job whose region ran longer than
- * OMPTARGET_MPI_KERNEL_TIMEOUT: a program whose alarm went off, 128 +
- * SIGALRM, as a fault gives 128 + its signal (and unlike timeout(1)'s 124,
- * which a wrapper of the job may give for itself). */
-#define OTM_EXIT_KERNEL_TIMEOUT 142
-/* Records the status the job is to end with, and why (otm_host_end_if_
- * faulted says it; `why` NULL: said already); the first one wins. */
-void otm_host_end_with(otm_plugin *p, int status, const char *why);
 /* The devices: one per rank >= 1. -1 when memory is short. */
 int otm_host_start(otm_plugin *p);
-/* Frees what otm_host_start made and the calls since added to the devices
- * (image tables, memory: otm_memory_release); no device is left. */
-void otm_host_release(otm_plugin *p);
-/* The device, or NULL (logged) for a bad id, a process without devices or
- * a device that failed. */
-otm_device *otm_host_device(int32_t id);
 /* Worker `rank` stopped answering: `why` OTM_ERR_UNRESPONSIVE, to a
  * liveness probe while a region ran on it; OTM_ERR_TIMEOUT, an operation
  * with it made no progress for a timeout (the core's worker_lost). Said

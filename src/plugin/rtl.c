@@ -8,7 +8,7 @@
  * (host.c runs it; memory.c serves data_alloc and data_delete), and reports
  * failure as OFFLOAD_FAIL with a line on stderr saying why. The job starts
  * with the first call and ends with the last unregister_lib, or with
- * deinit_plugin when nothing was registered (lifecycle.c's otm_host_end).
+ * deinit_plugin when nothing was registered (program.c's otm_host_end).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,19 +20,34 @@
 #include "otm/wire.h"
 #include "plugin.h"
 
-static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
-static void unload_on(otm_plugin *p, otm_device *d, uint64_t id);
-
 static int32_t fail(const char *fmt, const char *what, int32_t id)
 {
     otm_plugin_log(OTM_LOG_ERROR, fmt, what, (int)id);
     return OFFLOAD_FAIL;
 }
 
-/* The device, or NULL (logged) for a bad id or a process without devices. */
+/* The device, or NULL (logged) for a bad id, a process without devices or
+ * a device that failed. */
 static otm_device *device(int32_t id)
 {
-    return otm_host_device(id);
+    otm_plugin *p = otm_plugin_host();
+    if (p && p->program_finalized) {
+        otm_plugin_log(OTM_LOG_ERROR, "device %d: the program's MPI_Finalize ended the "
+                       "devices; no target construct can run after it", (int)id);
+        return NULL;
+    }
+    if (!p || id < 0 || id >= p->ndevices) {
+        otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
+        return NULL;
+    }
+    otm_device *d = &p->devices[id];
+    if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
+        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
+                       d->rank, d->failure);
+        otm_host_end_if_faulted(p);
+        return NULL;
+    }
+    return d;
 }
 
 /* 1 when the pages of [start, end) at both ends are mapped: mincore fails
@@ -130,7 +145,7 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
         return stop_host();     /* the workers drop everything at EXIT */
     if (p->node.life != OTM_LIFE_DONE)
         for (int i = 0; i < p->ndevices; i++)
-            unload_images(p, &p->devices[i], desc);
+            otm_images_unload(p, &p->devices[i], desc);
     return OFFLOAD_SUCCESS;
 }
 
@@ -213,115 +228,9 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 /* ---- images ---- */
 
-/* The host's record of an image loaded on d, with the table libomptarget
- * uses: the host's entries with the worker's addresses (kernels are called
- * by these, globals read and written). All or nothing: when memory is
- * short, NULL and d lists nothing new, so that a later load_binary of the
- * image loads it again instead of handing out a table that is not there. */
-static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc,
-                              const __tgt_device_image *image, uint64_t id,
-                              const otm_entry *got, uint64_t n)
-{
-    if (d->nloaded == d->loaded_cap) {
-        size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
-        otm_hosted **grown = otm_plugin_realloc(d->loaded, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        d->loaded = grown;
-        d->loaded_cap = cap;
-    }
-    otm_hosted *h = otm_plugin_calloc(1, sizeof *h);
-    __tgt_offload_entry *t = h ? otm_plugin_calloc(n ? n : 1, sizeof *t) : NULL;
-    if (!t)
-        return otm_plugin_free(h), NULL;
-    for (uint64_t i = 0; i < n; i++) {
-        t[i] = image->EntriesBegin[i];
-        t[i].addr = (void *)(uintptr_t)got[i].addr;
-    }
-    *h = (otm_hosted){.desc = desc, .image = image->ImageStart, .id = id,
-                      .table = {.EntriesBegin = t, .EntriesEnd = t + n}};
-    d->loaded[d->nloaded++] = h;
-    return h;
-}
-
-/* LOAD of one image on one device: by reference first (the worker
- * registered the same object at start-up), with its bytes when the worker
- * does not hold it. */
-static otm_status load_on(otm_plugin *p, otm_device *d, const __tgt_device_image *image,
-                          uint64_t id, otm_entry *e, uint64_t n, uint64_t *got)
-{
-    char err[160];
-    const void *elf;
-    size_t size;
-    otm_status st = otm_image_elf(image, &elf, &size, err, sizeof err);
-    if (st)
-        return st;
-    otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .host = e, .size = n,
-                 .result = got,
-                 .image = {.id = id, .bytes = elf, .size = size,
-                           .hash = otm_wire_hash(elf, size, OTM_WIRE_HASH_SEED),
-                           .names_hash = otm_names_hash(image->EntriesBegin,
-                                                        image->EntriesEnd)}};
-    st = otm_host_run_op(p, &op);
-    if (st == OTM_ERR_NO_IMAGE) {
-        op.image.send = 1;
-        st = otm_host_run_op(p, &op);
-    }
-    return st;
-}
-
 __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
 {
-    otm_device *d = device(id);
-    otm_plugin *p = otm_plugin_host();
-    __tgt_bin_desc *desc = d && image ? otm_desc_of(p, image) : NULL;
-    if (!desc)
-        return fail("%s for device %d", "load_binary: unknown image", id), NULL;
-    for (size_t i = 0; i < d->nloaded; i++)
-        if (d->loaded[i]->image == image->ImageStart)
-            return &d->loaded[i]->table;    /* loaded there already */
-    uint64_t n = (uint64_t)(image->EntriesEnd - image->EntriesBegin), got = 0;
-    pthread_mutex_lock(&p->images_lock);
-    uint64_t load = ++p->next_load;
-    pthread_mutex_unlock(&p->images_lock);
-    otm_entry *e = otm_plugin_calloc(n ? n : 1, sizeof *e);
-    otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
-    otm_hosted *h = NULL;
-    if (st == OTM_OK && got != n) {
-        fail("%s (device %d)", "load_binary: the device image has other entries", id);
-    } else if (st == OTM_OK && !(h = hosted_new(d, desc, image, load, e, n))) {
-        st = OTM_ERR_NOMEM;
-        unload_on(p, d, load);  /* loaded there, but the host cannot use it */
-    }
-    if (st)
-        otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
-                       otm_status_text(st));
-    otm_plugin_free(e);
-    return h ? &h->table : NULL;
-}
-
-/* UNLOAD of the LOAD `id` on d, unless d failed (it then answers nothing
- * but the exit). */
-static void unload_on(otm_plugin *p, otm_device *d, uint64_t id)
-{
-    otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = id};
-    if (!d->failed && otm_host_run_op(p, &op))
-        otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
-                       d->rank - 1);
-}
-
-/* Unloads, on one device, the images of `desc` (every image when NULL). */
-static void unload_images(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
-{
-    for (size_t i = d->nloaded; i-- > 0;) {
-        otm_hosted *h = d->loaded[i];
-        if (desc && h->desc != desc)
-            continue;
-        unload_on(p, d, h->id);
-        otm_plugin_free(h->table.EntriesBegin);
-        otm_plugin_free(h);
-        d->loaded[i] = d->loaded[--d->nloaded];
-    }
+    return otm_images_load(otm_plugin_host(), device(id), id, image);
 }
 
 /* ---- memory (memory.c) ---- */

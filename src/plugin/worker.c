@@ -11,7 +11,7 @@
  * thread (on_loader_thread). What comes
  * before the first region and after EXIT (output capture and the fault
  * guard; MPI_Finalize and _exit, so that no destructor of libomptarget
- * runs against a half-torn-down plugin) is lifecycle.c's.
+ * runs against a half-torn-down plugin) is startup.c's and end.c's.
  */
 #include <pthread.h>
 #include <stdatomic.h>

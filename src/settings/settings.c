@@ -574,6 +574,25 @@ otm_status otm_settings_load(otm_settings *s,
     return OTM_OK;
 }
 
+/* ---- test hooks ---------------------------------------------------------------- */
+
+/* X(ID, field): OTM_TEST_<ID> into otm_test_hooks.field (otm/settings.h
+ * says why they are not rows of OTM_SETTINGS; docs/testing.md documents
+ * them). */
+#define OTM_TEST_HOOKS(X)                                                     \
+    X(KILL_AT, kill_at)                                                       \
+    X(KILL_RANK, kill_rank)
+
+void otm_test_hooks_load(otm_test_hooks *t,
+                         const char *(*get)(void *ctx, const char *name), void *ctx)
+{
+    if (!get)
+        get = env_get;
+#define OTM_TEST_HOOK_LOAD(id, field) t->field = get(ctx, "OTM_TEST_" #id);
+    OTM_TEST_HOOKS(OTM_TEST_HOOK_LOAD)
+#undef OTM_TEST_HOOK_LOAD
+}
+
 /* ---- the ranks agree --------------------------------------------------------- */
 
 _Static_assert(SET_COUNT <= OTM_SETTINGS_CARD_VALUES,

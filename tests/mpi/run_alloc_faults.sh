@@ -18,7 +18,7 @@
 #     allocation failed with one line saying out of memory, or did without
 #     it; the call tried again succeeded) and the shutdown, or
 #   - if the allocation was one of the start-up (no memory for the
-#     instance, the device map, the devices), end as lifecycle.c aborts a
+#     instance, the device map, the devices), end as exit.c aborts a
 #     job: a non-zero status, the line "cannot take part in the job: it is
 #     aborted" on a rank's stderr, the program's main never reached, no
 #     process left (run_mpi.sh, MPI_TEST_ALLOW_ABORT). Start-up comes

@@ -772,10 +772,32 @@ static void test_scopes(void **state)
     assert_int_equal(job, 1);
 }
 
+/* The test hooks are read as set, unjudged, and are not settings: they
+ * load whatever their text, and no row of the table names them. */
+static void test_test_hooks(void **state)
+{
+    (void)state;
+    env e = {0};
+    otm_test_hooks t;
+    otm_test_hooks_load(&t, env_get, &e);
+    assert_null(t.kill_at);
+    assert_null(t.kill_rank);
+    env_set(&e, "OTM_TEST_KILL_AT", "NOT A KIND");
+    env_set(&e, "OTM_TEST_KILL_RANK", "2");
+    otm_test_hooks_load(&t, env_get, &e);
+    assert_string_equal(t.kill_at, "NOT A KIND");
+    assert_string_equal(t.kill_rank, "2");
+    otm_settings s;
+    assert_int_equal(otm_settings_load(&s, env_get, &e, NULL, 0), OTM_OK);
+    for (const otm_setting_doc *d = otm_settings_table(); d->name; d++)
+        assert_null(strstr(d->name, "OTM_TEST_"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variable_has_cases),
+        cmocka_unit_test(test_test_hooks),
         cmocka_unit_test(test_valid_values),
         cmocka_unit_test(test_invalid_values),
         cmocka_unit_test(test_defaults),

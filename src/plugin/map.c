@@ -1,0 +1,109 @@
+/*
+ * map.c - the job's map: which process (host, pid) is which rank and
+ * device, gathered at start-up on rank 0 for OMPTARGET_MPI_INFO and for
+ * the map file OMPTARGET_MPI_MAP, which the launcher reads when a job ends
+ * before the host could say how (the lines `end` and `status`), and the
+ * file MAP.R each rank holds open while it lives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "plugin.h"
+
+/* Every rank sends its host name and pid to rank 0 at start-up (a
+ * collective of the set-up, like the communicator duplications), so that
+ * OMPTARGET_MPI_INFO can print which process serves which device. */
+typedef struct rank_card {
+    char host[72];
+    int64_t pid;
+} rank_card;
+
+/* OMPTARGET_MPI_MAP: the map as a file, for whoever must name the ranks
+ * of a job that ended before the host's end began (the launcher, when the
+ * MPI runtime killed the job because a rank died): a line a rank, the
+ * count (the map is whole), then `end` from map_end. A map not written is
+ * a warning: the job runs without it. */
+static void write_map(const otm_plugin *p, const rank_card *all)
+{
+    if (!p->settings.map_len)
+        return;
+    FILE *f = fopen(p->settings.map, "we");
+    int ok = f != NULL;
+    for (int r = 0; ok && r < p->node.size; r++)
+        ok = fprintf(f, "rank %d device %d pid %lld host %s\n", r, r - 1,
+                     (long long)all[r].pid, all[r].host) > 0;
+    ok = ok && fprintf(f, "ranks %d\n", p->node.size) > 0;     /* it is whole */
+    if (f && fclose(f))
+        ok = 0;
+    if (!ok)
+        otm_plugin_log(OTM_LOG_WARN, "cannot write the job's map to %s: %s",
+                       p->settings.map, strerror(errno));
+}
+
+/* With a map, each rank holds MAP.R (R: its rank) open for writing for
+ * as long as it lives: the kernel closes it as the process ends, whatever
+ * ends it, and the launcher's witness (tools/witness.c), watching the
+ * close events, learns which rank ended first. The descriptor is never
+ * closed; without the file there is no witness. */
+void otm_map_hold_rank_file(const otm_plugin *p)
+{
+    char path[sizeof p->settings.map + 16];
+    if (!p->settings.map_len)
+        return;
+    snprintf(path, sizeof path, "%s.%d", p->settings.map, p->node.rank);
+    if (open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) < 0)
+        otm_plugin_log(OTM_LOG_INFO, "rank %d: cannot open %s (%s): the launcher's "
+                       "witness will not see this rank end", p->node.rank, path,
+                       strerror(errno));
+}
+
+/* The host's end begins: from here on it says itself how the job ends. */
+void otm_map_end(const otm_plugin *p)
+{
+    FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
+    if (f) {
+        fputs("end\n", f);
+        fclose(f);
+    }
+}
+
+/* The status the host ends the job with, when the plugin decides it (a
+ * fault, a lost device): the launcher exits with it, whatever the MPI
+ * runtime reports (an MPI_Abort, a rank it killed). */
+void otm_map_status(const otm_plugin *p, int status)
+{
+    FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
+    if (f) {
+        fprintf(f, "status %d\n", status);
+        fclose(f);
+    }
+}
+
+void otm_map_gather(otm_plugin *p)
+{
+    rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
+    gethostname(me.host, sizeof me.host - 1);
+    /* The other ranks are in the gather already, which needs the buffer. */
+    if (p->node.rank == 0 &&
+        !(all = otm_plugin_calloc((size_t)p->node.size, sizeof *all))) {
+        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
+        otm_exit_abort_job();
+    }
+    int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
+                        MPI_COMM_WORLD);
+    if (all && rc == MPI_SUCCESS)
+        write_map(p, all);
+    if (all && rc == MPI_SUCCESS && p->settings.info) {
+        otm_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
+                       (long long)all[0].pid);
+        for (int r = 1; r < p->node.size; r++)
+            otm_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
+                           all[r].host, (long long)all[r].pid);
+    }
+    otm_plugin_free(all);
+}
