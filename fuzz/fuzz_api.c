@@ -171,7 +171,7 @@ typedef struct harness {
 } harness;
 
 static sim_world *world;
-static otm_plugin plugin;
+static otp_plugin plugin;
 static harness H;
 static int verbose;
 
@@ -191,17 +191,17 @@ static void die(const char *fmt, ...)
  * end.c, worker.c's
  * entry, idle.c) and the one MPI call the simulator does not serve ---------- */
 
-otm_plugin *otm_plugin_get(void)
+otp_plugin *otp_plugin_get(void)
 {
     return plugin.role ? &plugin : NULL;
 }
 
-otm_plugin *otm_plugin_host(void)
+otp_plugin *otp_plugin_host(void)
 {
     return plugin.role == OTM_ROLE_HOST ? &plugin : NULL;
 }
 
-void otm_plugin_log(int level, const char *fmt, ...)
+void otp_plugin_log(int level, const char *fmt, ...)
 {
     va_list ap;
     (void)level;
@@ -215,14 +215,14 @@ void otm_plugin_log(int level, const char *fmt, ...)
 }
 
 /* No trace recorder here (startup.c makes one under OMPTARGET_MPI_TRACE). */
-void otm_plugin_trace_end(otm_plugin *p)
+void otp_plugin_trace_end(otp_plugin *p)
 {
     if (p->trace)
         die("a trace recorder the harness never made");
 }
 
 /* rank 0 is the host: register_lib never serves as a worker here. */
-void otm_worker_main(otm_plugin *p)
+void otp_worker_main(otp_plugin *p)
 {
     (void)p;
     die("register_lib made the host a worker");
@@ -235,22 +235,22 @@ void otm_worker_main(otm_plugin *p)
  * (the plugin would MPI_Abort) is, in a fault-free world, a bug. program.c
  * and end.c themselves cannot be compiled here: they end MPI and the
  * process. */
-void otm_host_end(otm_plugin *p)
+void otp_host_end(otp_plugin *p)
 {
-    otm_idle idle;
+    ots_idle idle;
     if (!otm_host_end_claim(&p->node))
         return;
-    otm_idle_init(&idle, &p->settings);
+    ots_idle_init(&idle, &p->settings);
     otm_host_exit_begin(&p->node);
     while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
+        ots_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
     if (p->node.exit_failures)
         die("unregister_lib: %d worker(s) missed the exit", p->node.exit_failures);
-    otm_plugin_trace_end(p);
-    otm_memory_release(p);
+    otp_plugin_trace_end(p);
+    otp_memory_release(p);
     for (int d = 0; d < p->ndevices; d++)
-        otm_images_release(&p->devices[d]);
-    otm_plugin_free(p->devices);
+        otp_images_release(&p->devices[d]);
+    otp_plugin_free(p->devices);
     p->devices = NULL;
     p->ndevices = 0;
     otm_node_fini(&p->node);
@@ -259,13 +259,13 @@ void otm_host_end(otm_plugin *p)
 
 /* The world's own hooks take the regions' faults (region_fault is not
  * installed), so no region ends the program here. */
-void otm_host_end_if_faulted(otm_plugin *p)
+void otp_host_end_if_faulted(otp_plugin *p)
 {
     if (__atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE))
         die("a region ended the program in a harness without faults");
 }
 
-void otm_idle_init(otm_idle *idle, const otm_settings *s)
+void ots_idle_init(ots_idle *idle, const otm_settings *s)
 {
     (void)s;
     memset(idle, 0, sizeof *idle);
@@ -273,10 +273,10 @@ void otm_idle_init(otm_idle *idle, const otm_settings *s)
 
 /* A wait of the plugin: the world moves one step; when neither the world
  * nor the caller moved, virtual time passes (timeouts may fire). */
-void otm_idle_after(otm_idle *idle, int moved, int streaming)
+void ots_idle_after(ots_idle *idle, int moved, int streaming)
 {
     (void)streaming;
-    /* Rounds of this wait (otm_idle_init starts each wait at 0): a count
+    /* Rounds of this wait (ots_idle_init starts each wait at 0): a count
      * kept across waits and inputs once ended a run of a million inputs. */
     if (++idle->polls == 50000000u)
         die("a host call spins without end (%u rounds)", idle->polls);
@@ -300,13 +300,13 @@ void otm_idle_after(otm_idle *idle, int moved, int streaming)
         die("a host call waits for ever (virtual time jumped %d times)", IDLE_JUMPS);
 }
 
-uint64_t otm_clock_ns(void)
+uint64_t ots_clock_ns(void)
 {
     return sim_world_time(world);
 }
 
 /* The scheduling slice is the real kernel's business, not the world's. */
-void otm_slice_take(uint64_t ns)
+void ots_slice_take(uint64_t ns)
 {
     (void)ns;
 }
@@ -1110,8 +1110,8 @@ static void setup(void)
         die("cannot build the world");
     sim_world_act_as(world, 0);
     plugin.role = OTM_ROLE_HOST;
-    if (otm_host_start(&plugin))
-        die("otm_host_start");
+    if (otp_host_start(&plugin))
+        die("otp_host_start");
     if (__tgt_rtl_number_of_devices() != H.ndev)
         die("number_of_devices is %d, not %d", __tgt_rtl_number_of_devices(), H.ndev);
     if (__tgt_rtl_register_lib(&H.desc) != OFFLOAD_SUCCESS)

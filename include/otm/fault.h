@@ -5,12 +5,12 @@
  * dereference, a division by zero, abort(), a stack overflow or a call of
  * exit() in it would otherwise end the worker, and the host would only learn
  * that a rank vanished. With this module the worker gets OTM_ERR_KERNEL_FAULT
- * and an otm_fault saying what happened, sends that to the host, and stays
+ * and an otd_fault saying what happened, sends that to the host, and stays
  * alive to say so.
  *
  * The module owns, in a worker process, the signals SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL and SIGABRT, and uses one real-time signal of its own,
- * otm_fault_signal() (SIGRTMAX - 7, 57 with glibc on Linux), to interrupt
+ * otd_fault_signal() (SIGRTMAX - 7, 57 with glibc on Linux), to interrupt
  * kernel threads; it does not keep or chain to the previous handlers, and
  * nothing else in the process may handle or block these signals.
  *
@@ -32,18 +32,18 @@
  *    (its MPI or progress threads): a fault there while a kernel runs is
  *    reported as the kernel's;
  *  - on another thread once a guarded call has returned a fault (since
- *    otm_fault_install): its kernel was abandoned where it was, and the
+ *    otd_fault_install): its kernel was abandoned where it was, and the
  *    other threads of a parallel region inside it may still run its code
  *    (the rest of a loop through the same NULL pointer): the thread is
  *    parked, and nothing more is said (the call reported its fault);
  *  - anywhere else: one line "<prefix><description> outside any target
  *    region (...); the worker stops" is written to the fd given to
- *    otm_fault_install and the signal kills the process as it would have
+ *    otd_fault_install and the signal kills the process as it would have
  *    without this module.
  *
  * Not caught: a stack overflow on a thread that has no alternate signal
  * stack (threads other than those that made a guarded call), SIGKILL, and
- * exit() called by code outside the images hooked with otm_fault_hook_exit
+ * exit() called by code outside the images hooked with otd_fault_hook_exit
  * (libomp's own fatal errors, for instance). A kernel that blocks the
  * signals above is not interrupted by them.
  */
@@ -59,7 +59,7 @@
 #define OTM_ERR_KERNEL_FAULT ((otm_status)17)
 #endif
 
-/* Values of otm_fault.code when signo == 0: the function the kernel called.
+/* Values of otd_fault.code when signo == 0: the function the kernel called.
  * They travel on the wire: fixed. */
 enum {
     OTM_FAULT_BY_EXIT = 0,       /* exit() */
@@ -71,7 +71,7 @@ enum {
 /* What made a kernel stop. Plain integers with Linux's numbering (signal
  * numbers, si_code values), so that the host can describe a fault it
  * received from a worker. */
-typedef struct otm_fault {
+typedef struct otd_fault {
     int32_t signo;       /* SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; 0 when
                             the kernel called an exit function */
     int32_t code;        /* si_code of the signal; when signo == 0, one of
@@ -82,10 +82,10 @@ typedef struct otm_fault {
     int32_t exit_status; /* the argument of the exit function, signo == 0 */
     int32_t foreign;     /* 1 when the fault happened on a thread other than
                             the one that called the kernel */
-} otm_fault;
+} otd_fault;
 
 /* Installs the handlers of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT and
- * otm_fault_signal() (SA_SIGINFO | SA_ONSTACK, every signal blocked while
+ * otd_fault_signal() (SA_SIGINFO | SA_ONSTACK, every signal blocked while
  * one runs). `prefix` (copied, at most 120 bytes, for instance
  * "omptarget-mpi: rank 1 (device 0): ") starts the line written with one
  * write(2) to `fd` for a fault outside any guarded call.
@@ -95,21 +95,21 @@ typedef struct otm_fault {
  * it while another thread may fault. OTM_ERR_INVALID when fd < 0, prefix is
  * NULL or longer than 120 bytes; OTM_ERR_KERNEL when sigaction fails,
  * OTM_ERR_NOMEM when no thread-specific key is left. */
-otm_status otm_fault_install(int fd, const char *prefix);
+otm_status otd_fault_install(int fd, const char *prefix);
 
 /* The real-time signal used to interrupt threads in guarded calls,
  * SIGRTMAX - 7. Reaching a thread that is not in a guarded call, or one that
  * nothing was recorded for, it does nothing. */
-int otm_fault_signal(void);
+int otd_fault_signal(void);
 
-/* otm_kernel_call (otm/device.h) guarded: a fault signal raised on this
+/* otd_kernel_call (otm/device.h) guarded: a fault signal raised on this
  * thread while the call runs, a fault of another thread (see the top of this
  * file), or an exit function called by the code of a hooked image (see
- * otm_fault_hook_exit) makes it return OTM_ERR_KERNEL_FAULT with *fault
+ * otd_fault_hook_exit) makes it return OTM_ERR_KERNEL_FAULT with *fault
  * filled, instead of ending the process. When the kernel returns, the
- * result is otm_kernel_call's and *fault is not touched, except when a
+ * result is otd_kernel_call's and *fault is not touched, except when a
  * fault of another thread was recorded for the call before it ended (the
- * kernel blocked otm_fault_signal(), or returned before the signal came):
+ * kernel blocked otd_fault_signal(), or returned before the signal came):
  * that is still the call's OTM_ERR_KERNEL_FAULT, since the faulting thread
  * is parked and nothing else would report it.
  *
@@ -117,19 +117,19 @@ int otm_fault_signal(void);
  * (64 KiB + MINSIGSTKSZ, kept until the thread exits; a stack the thread
  * already has is used instead), so that a stack overflow is caught too. The
  * signal mask is restored on return; the fault signals and
- * otm_fault_signal() are unblocked during the call. A thread whose last
+ * otd_fault_signal() are unblocked during the call. A thread whose last
  * call returned with them unblocked is taken to still have that mask (the
  * caller does not change it between calls), which saves a system call per
  * call.
  *
  * Several threads may be in guarded calls at once, up to 64; calls do not
  * nest: a guarded call from inside a kernel that runs guarded, or a 65th
- * concurrent one, is OTM_ERR_BUSY. OTM_ERR_INVALID when otm_fault_install
- * has not succeeded, when fault is NULL, and for otm_kernel_call's bad
+ * concurrent one, is OTM_ERR_BUSY. OTM_ERR_INVALID when otd_fault_install
+ * has not succeeded, when fault is NULL, and for otd_kernel_call's bad
  * arguments (NULL fn); OTM_ERR_NOMEM when the thread's state or stack cannot
  * be allocated, OTM_ERR_KERNEL when sigaltstack fails. */
-otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
-                                   otm_fault *fault);
+otm_status otd_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
+                                   otd_fault *fault);
 
 /* Makes the image loaded as `dl_handle` (a dlopen handle) call this
  * module's exit functions instead of libc's: the slots of the image that
@@ -149,7 +149,7 @@ otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
  * for the same image. OTM_ERR_INVALID for a NULL handle or an image whose
  * dynamic section is not the x86_64 one (no RELA, entries of another size)
  * or whose relocation names a slot outside its segments; OTM_ERR_KERNEL when dlinfo or mprotect fails (the error is in errno). */
-otm_status otm_fault_hook_exit(void *dl_handle);
+otm_status otd_fault_hook_exit(void *dl_handle);
 
 /* Writes a sentence for *f into buf and returns buf:
  * "SIGSEGV (address not mapped to object) at address 0x0",
@@ -160,6 +160,6 @@ otm_status otm_fault_hook_exit(void *dl_handle);
  * field values are accepted, and it is async-signal-safe. Truncated to fit,
  * always NUL-terminated when len > 0; nothing is written when buf is NULL or
  * len is 0. A NULL f is "no fault". */
-const char *otm_fault_describe(const otm_fault *f, char *buf, size_t len);
+const char *otd_fault_describe(const otd_fault *f, char *buf, size_t len);
 
 #endif

@@ -6,7 +6,7 @@
  * While a capture runs, descriptors 1 and 2 of the process are two memfds;
  * whatever writes to them (printf, write(1, ...), a child process that
  * inherited them) lands there. The worker keeps duplicates of the original
- * descriptors for its own log lines (otm_output_fd). Taken bytes are
+ * descriptors for its own log lines (otd_output_fd). Taken bytes are
  * released from the memfds by punching holes, so a long run holds only
  * what has not been taken yet; the memfds' sizes keep growing (sparse
  * files, offsets never move), so an RLIMIT_FSIZE below the total output of
@@ -15,7 +15,7 @@
  * Descriptors 1 and 2 are process-wide, so at most one capture runs at a
  * time. The bytes of each stream come out in the order they reached the
  * stream; stdio's buffering decides when printf's bytes reach it, which is
- * why otm_output_pending flushes.
+ * why otd_output_pending flushes.
  *
  * Errors are values with a sentence in `err` (always NUL-terminated when
  * errlen > 0); nothing here aborts on bad input.
@@ -28,7 +28,7 @@
 
 #include "otm/status.h"
 
-typedef struct otm_output otm_output;
+typedef struct otd_output otd_output;
 
 /* Starts capturing. Flushes stdout and stderr (what was written before
  * goes to the original descriptors), saves duplicates of descriptors 1 and
@@ -45,19 +45,19 @@ typedef struct otm_output otm_output;
  * OTM_ERR_NOMEM when the system is out of memory or descriptors. On any
  * failure *out is NULL, err says why and everything is undone:
  * descriptors 1 and 2 are what they were and nothing stays open. */
-otm_status otm_output_start(otm_output **out, char *err, size_t errlen);
+otm_status otd_output_start(otd_output **out, char *err, size_t errlen);
 
 /* The saved original descriptor of stream 1 (stdout) or 2 (stderr): the
  * worker writes its own log lines there, not into the capture. -1 for
- * another stream or a NULL o. Valid until otm_output_stop. */
-int otm_output_fd(const otm_output *o, int stream);
+ * another stream or a NULL o. Valid until otd_output_stop. */
+int otd_output_fd(const otd_output *o, int stream);
 
 /* Flushes stdout and stderr, then stores in *out_bytes and *err_bytes the
  * number of captured bytes of each stream not yet taken (each memfd's size,
  * from fstat, minus what was taken). A NULL pointer is not written; a NULL
  * o counts 0 and 0. Thread-safe; costs two flushes, two fstat calls and an
  * uncontended mutex when nothing was written. */
-void otm_output_pending(otm_output *o, uint64_t *out_bytes,
+void otd_output_pending(otd_output *o, uint64_t *out_bytes,
                         uint64_t *err_bytes);
 
 /* Copies exactly out_bytes of stdout's, then err_bytes of stderr's oldest
@@ -65,14 +65,14 @@ void otm_output_pending(otm_output *o, uint64_t *out_bytes,
  * out_bytes + err_bytes bytes in all), and releases their memory in the
  * memfds (fallocate FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE; if the
  * kernel refuses to punch, the bytes stay allocated but the take still
- * succeeds). Does not flush: counts come from otm_output_pending, and bytes
+ * succeeds). Does not flush: counts come from otd_output_pending, and bytes
  * written after it stay for the next take. Thread-safe (one mutex).
  *
  * OTM_ERR_INVALID, taking nothing, when o is NULL, when dst is NULL and
  * out_bytes + err_bytes > 0, when either count exceeds what is untaken, or
  * when the memfd cannot be read (something truncated descriptor 1 or 2);
  * dst's contents are then unspecified. */
-otm_status otm_output_take(otm_output *o, uint8_t *dst, uint64_t out_bytes,
+otm_status otd_output_take(otd_output *o, uint8_t *dst, uint64_t out_bytes,
                            uint64_t err_bytes);
 
 /* Ends the capture: flushes stdout and stderr, writes what is still
@@ -82,6 +82,6 @@ otm_status otm_output_take(otm_output *o, uint8_t *dst, uint64_t out_bytes,
  * afterwards. Call it when no region runs: a write racing the switch of
  * descriptor 1 or 2 may be lost. A write error on a saved descriptor drops
  * the rest of that stream. NULL is a no-op. */
-void otm_output_stop(otm_output *o);
+void otd_output_stop(otd_output *o);
 
 #endif

@@ -1,18 +1,18 @@
 /*
  * exit_hooks.c - the exit functions of loaded images, rewritten in their
- * GOT (otm_fault_hook_exit, otm/fault.h).
+ * GOT (otd_fault_hook_exit, otm/fault.h).
  *
  * A kernel calling exit() would end the worker. The slots of the image
  * that the dynamic loader bound to exit, _exit, _Exit or quick_exit are
  * rewritten to point at the hooks below, which hand the call to fault.c
- * (otm_fault_on_exit, internal.h) as a fault. Only the image's own slots
+ * (otd_fault_on_exit, device_internal.h) as a fault. Only the image's own slots
  * change: the libraries it links, and this plugin, keep libc's functions.
  * No mutable state: the patching reads the image's dynamic section and
  * program headers each time.
  */
 #include "otm/fault.h"
 
-#include "internal.h"
+#include "device_internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -23,12 +23,12 @@
 #include <unistd.h>
 
 /* The image's call of an exit function: a fault like any other when a
- * guarded call is waiting for it (otm_fault_on_exit does not return then),
+ * guarded call is waiting for it (otd_fault_on_exit does not return then),
  * libc's function when none is. Our own calls of exit() go through our own
  * GOT, which is not patched. */
 static _Noreturn void image_exit(int32_t by, int status)
 {
-    otm_fault_on_exit(by, status);
+    otd_fault_on_exit(by, status);
     switch (by) {
     case OTM_FAULT_BY__EXIT: _exit(status);
     case OTM_FAULT_BY__EXIT_C99: _Exit(status);
@@ -237,7 +237,7 @@ static otm_status patch_table(const image_map *m, const Elf64_Rela *r,
     return OTM_OK;
 }
 
-otm_status otm_fault_hook_exit(void *dl_handle)
+otm_status otd_fault_hook_exit(void *dl_handle)
 {
     struct link_map *lm = NULL;
     image_map m;

@@ -1,13 +1,13 @@
 /*
  * fail.c - the device layer's failures as a status and a sentence
- * (internal.h).
+ * (device_internal.h).
  */
-#include "internal.h"
+#include "device_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-otm_status otm_device_fail(otm_status st, char *err, size_t errlen,
+otm_status otd_device_fail(otm_status st, char *err, size_t errlen,
                            const char *fmt, ...)
 {
     va_list ap;

@@ -3,11 +3,11 @@
  *
  * A guarded call sets a sigjmp_buf and marks its thread active; the fault
  * handlers, running on the thread's alternate stack, fill the thread's
- * otm_fault and siglongjmp back. Faults on other threads reach the guarded
+ * otd_fault and siglongjmp back. Faults on other threads reach the guarded
  * threads through a table of the active calls: the faulting thread writes
- * the fault into the slot of each call and sends it otm_fault_signal().
+ * the fault into the slot of each call and sends it otd_fault_signal().
  * An exit function called by a hooked image (exit_hooks.c) arrives the
- * same way, through otm_fault_on_exit (internal.h).
+ * same way, through otd_fault_on_exit (device_internal.h).
  *
  * Everything a handler touches is async-signal-safe: one initial-exec
  * thread-local pointer (no allocation on first access, unlike a TLS variable
@@ -19,7 +19,7 @@
 
 #include "otm/device.h"
 #include "fault_describe.h"
-#include "internal.h"
+#include "device_internal.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -48,7 +48,7 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
  * freed when it exits. Only this thread and its handlers touch it. */
 typedef struct guard {
     sigjmp_buf jump;
-    otm_fault fault;            /* what the handler leaves for the call */
+    otd_fault fault;            /* what the handler leaves for the call */
     volatile sig_atomic_t active; /* inside a guarded call, jump is set */
     unsigned slot;              /* the call's slot in `calls` */
     uint64_t call;              /* the call's id */
@@ -74,7 +74,7 @@ typedef struct call_slot {
     _Atomic pid_t tid;
     _Atomic uint64_t kick;
     atomic_flag busy;
-    otm_fault fault;
+    otd_fault fault;
 } call_slot;
 
 static call_slot calls[OTM_FAULT_SLOTS];
@@ -129,7 +129,7 @@ static otm_status claim_slot(guard *g)
  * will, and a fault written is the call's result even if its kernel
  * returned, since the faulting thread is parked and counts on it. Returns 1
  * with *f filled then. */
-static int release_slot(const guard *g, otm_fault *f)
+static int release_slot(const guard *g, otd_fault *f)
 {
     call_slot *s = &calls[g->slot];
     int faulted = 0;
@@ -153,7 +153,7 @@ static int release_slot(const guard *g, otm_fault *f)
  * of ours waits for it on a thread that holds it (writers block every
  * signal, a slot being given back is CLAIMING and skipped), so waiting for
  * it cannot deadlock. */
-static int kick_slot(call_slot *s, uint64_t c, const otm_fault *f)
+static int kick_slot(call_slot *s, uint64_t c, const otd_fault *f)
 {
     pid_t tid;
     int told = 1;
@@ -178,7 +178,7 @@ static atomic_int abandoned;
 
 /* A fault of a thread outside guarded calls: tells every active call.
  * Returns how many were told. */
-static unsigned kick_all(const otm_fault *f)
+static unsigned kick_all(const otd_fault *f)
 {
     unsigned i, told = 0;
     uint64_t c;
@@ -195,7 +195,7 @@ static unsigned kick_all(const otm_fault *f)
 /* Leaving a fault                                                           */
 
 /* Back to the guarded call of this thread, with f. */
-static _Noreturn void unwind(guard *g, const otm_fault *f)
+static _Noreturn void unwind(guard *g, const otd_fault *f)
 {
     g->fault = *f;
     g->active = 0;
@@ -222,19 +222,19 @@ void __gcov_dump(void);
 
 /* A fault nobody waits for: one line, then the default action of the signal,
  * as if this module were not there. */
-static void die(const otm_fault *f)
+static void die(const otd_fault *f)
 {
     report_to *r = atomic_load(&report);
     char line[512];
-    otm_text t = {line, sizeof(line), 0};
+    otd_text t = {line, sizeof(line), 0};
     struct sigaction dfl;
     sigset_t set;
 
     line[0] = '\0';
     if (r != NULL)
-        otm_text_put(&t, r->prefix);
-    otm_text_put_fault(&t, f);
-    otm_text_put(&t, " outside any target region (the plugin's own code or "
+        otd_text_put(&t, r->prefix);
+    otd_text_put_fault(&t, f);
+    otd_text_put(&t, " outside any target region (the plugin's own code or "
                      "the runtime's); the worker stops\n");
     if (r != NULL && write(r->fd, line, t.pos) < 0) {
         /* Nothing left to tell it to. */
@@ -261,7 +261,7 @@ static void die(const otm_fault *f)
 static void on_fault(int signo, siginfo_t *si, void *uc)
 {
     guard *g = my_guard;
-    otm_fault f;
+    otd_fault f;
 
     memset(&f, 0, sizeof(f));
     f.signo = signo;
@@ -292,10 +292,10 @@ static void on_kick(int signo, siginfo_t *si, void *uc)
 
 /* The third way a fault arrives: an exit function called by a hooked
  * image (exit_hooks.c), taken like a signal of on_fault. */
-void otm_fault_on_exit(int32_t by, int status)
+void otd_fault_on_exit(int32_t by, int status)
 {
     guard *g = my_guard;
-    otm_fault f;
+    otd_fault f;
     sigset_t all, old;
 
     memset(&f, 0, sizeof(f));
@@ -365,7 +365,7 @@ static otm_status set_handler(int signo,
     return sigaction(signo, &sa, NULL) == 0 ? OTM_OK : OTM_ERR_KERNEL;
 }
 
-otm_status otm_fault_install(int fd, const char *prefix)
+otm_status otd_fault_install(int fd, const char *prefix)
 {
     report_to *r;
     size_t len, i;
@@ -395,7 +395,7 @@ otm_status otm_fault_install(int fd, const char *prefix)
     return st;
 }
 
-int otm_fault_signal(void)
+int otd_fault_signal(void)
 {
     return SIGRTMAX - 7;
 }
@@ -484,7 +484,7 @@ static int lets_faults_in(const sigset_t *mask)
 /* Runs the call between sigsetjmp and the handlers' siglongjmp. Kept apart
  * so that nothing it changes after sigsetjmp is read after the jump. */
 static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
-                      otm_fault *fault)
+                      otd_fault *fault)
 {
     otm_status st;
 
@@ -499,18 +499,18 @@ static otm_status run(guard *g, void *fn, void **args, uint32_t nargs,
     }
     g->active = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    st = otm_kernel_call(fn, args, nargs);
+    st = otd_kernel_call(fn, args, nargs);
     atomic_signal_fence(memory_order_seq_cst);
     g->active = 0;
     return st;
 }
 
-otm_status otm_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
-                                   otm_fault *fault)
+otm_status otd_kernel_call_guarded(void *fn, void **args, uint32_t nargs,
+                                   otd_fault *fault)
 {
     guard *g;
     sigset_t unblock, old;
-    otm_fault late;
+    otd_fault late;
     otm_status st;
 
     if (fn == NULL || fault == NULL || !atomic_load(&installed))

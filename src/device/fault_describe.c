@@ -9,14 +9,14 @@
 /* ------------------------------------------------------------------------ */
 /* Formatting without stdio                                                  */
 
-void otm_text_put(otm_text *t, const char *s)
+void otd_text_put(otd_text *t, const char *s)
 {
     while (*s != '\0' && t->pos + 1 < t->len)
         t->buf[t->pos++] = *s++;
     t->buf[t->pos] = '\0';
 }
 
-static void put_hex(otm_text *t, uint64_t v)
+static void put_hex(otd_text *t, uint64_t v)
 {
     char digits[19];
     int i = (int)sizeof(digits) - 1;
@@ -26,11 +26,11 @@ static void put_hex(otm_text *t, uint64_t v)
         digits[--i] = "0123456789abcdef"[v & 0xfu];
         v >>= 4;
     } while (v != 0);
-    otm_text_put(t, "0x");
-    otm_text_put(t, digits + i);
+    otd_text_put(t, "0x");
+    otd_text_put(t, digits + i);
 }
 
-static void put_dec(otm_text *t, int64_t v)
+static void put_dec(otd_text *t, int64_t v)
 {
     char digits[21];
     int i = (int)sizeof(digits) - 1;
@@ -43,8 +43,8 @@ static void put_dec(otm_text *t, int64_t v)
         u /= 10u;
     } while (u != 0);
     if (v < 0)
-        otm_text_put(t, "-");
-    otm_text_put(t, digits + i);
+        otd_text_put(t, "-");
+    otd_text_put(t, digits + i);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -142,47 +142,47 @@ static const char *code_text(int32_t signo, int32_t code)
     }
 }
 
-static void describe_exit(otm_text *t, const otm_fault *f)
+static void describe_exit(otd_text *t, const otd_fault *f)
 {
     switch (f->code) {
-    case OTM_FAULT_BY__EXIT: otm_text_put(t, "_exit("); break;
-    case OTM_FAULT_BY__EXIT_C99: otm_text_put(t, "_Exit("); break;
-    case OTM_FAULT_BY_QUICK_EXIT: otm_text_put(t, "quick_exit("); break;
-    default: otm_text_put(t, "exit("); break;
+    case OTM_FAULT_BY__EXIT: otd_text_put(t, "_exit("); break;
+    case OTM_FAULT_BY__EXIT_C99: otd_text_put(t, "_Exit("); break;
+    case OTM_FAULT_BY_QUICK_EXIT: otd_text_put(t, "quick_exit("); break;
+    default: otd_text_put(t, "exit("); break;
     }
     put_dec(t, f->exit_status);
-    otm_text_put(t, ")");
+    otd_text_put(t, ")");
 }
 
-static void describe_signal(otm_text *t, const otm_fault *f)
+static void describe_signal(otd_text *t, const otd_fault *f)
 {
     const char *name = signal_name(f->signo);
     const char *why = code_text(f->signo, f->code);
 
     if (name == NULL) {
-        otm_text_put(t, "signal ");
+        otd_text_put(t, "signal ");
         put_dec(t, f->signo);
     } else {
-        otm_text_put(t, name);
+        otd_text_put(t, name);
     }
-    otm_text_put(t, " (");
+    otd_text_put(t, " (");
     if (why != NULL) {
-        otm_text_put(t, why);
+        otd_text_put(t, why);
     } else {
-        otm_text_put(t, "code ");
+        otd_text_put(t, "code ");
         put_dec(t, f->code);
     }
-    otm_text_put(t, ")");
+    otd_text_put(t, ")");
     if (name != NULL && f->code > 0 && f->signo != SIGABRT) {
-        otm_text_put(t, " at address ");
+        otd_text_put(t, " at address ");
         put_hex(t, f->addr);
     }
 }
 
-void otm_text_put_fault(otm_text *t, const otm_fault *f)
+void otd_text_put_fault(otd_text *t, const otd_fault *f)
 {
     if (f == NULL) {
-        otm_text_put(t, "no fault");
+        otd_text_put(t, "no fault");
         return;
     }
     if (f->signo == 0)
@@ -190,12 +190,12 @@ void otm_text_put_fault(otm_text *t, const otm_fault *f)
     else
         describe_signal(t, f);
     if (f->foreign)
-        otm_text_put(t, " in another thread of the region");
+        otd_text_put(t, " in another thread of the region");
 }
 
-const char *otm_fault_describe(const otm_fault *f, char *buf, size_t len)
+const char *otd_fault_describe(const otd_fault *f, char *buf, size_t len)
 {
-    otm_text t;
+    otd_text t;
 
     if (buf == NULL || len == 0)
         return buf;
@@ -203,6 +203,6 @@ const char *otm_fault_describe(const otm_fault *f, char *buf, size_t len)
     t.len = len;
     t.pos = 0;
     buf[0] = '\0';
-    otm_text_put_fault(&t, f);
+    otd_text_put_fault(&t, f);
     return buf;
 }

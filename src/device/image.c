@@ -12,7 +12,7 @@
  * image can make either of us read past its end.
  */
 #include "otm/device.h"
-#include "internal.h"
+#include "device_internal.h"
 #include "needs.h"
 
 #include <dlfcn.h>
@@ -28,7 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct otm_image {
+struct otd_image {
     void *handle; /* from dlopen */
     int fd;       /* the memfd holding the bytes, open while handle is */
     char name[32]; /* "/proc/self/fd/N": the name the loader knows it by */
@@ -37,7 +37,7 @@ struct otm_image {
 };
 
 #define ENTRIES_SECTION "omp_offloading_entries"
-_Static_assert(sizeof(otm_image_entry) == 32, "libomptarget's __tgt_offload_entry");
+_Static_assert(sizeof(otd_image_entry) == 32, "libomptarget's __tgt_offload_entry");
 
 /* True when [off, off + len) lies inside a buffer of `size` bytes; written
  * so that no sum can wrap around. */
@@ -53,24 +53,24 @@ static otm_status check_ident(const unsigned char *p, size_t size, char *err,
                               size_t errlen)
 {
     if (size < sizeof(Elf64_Ehdr))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image of %zu bytes is smaller than an "
                                "ELF64 header (%zu bytes)", size,
                                sizeof(Elf64_Ehdr));
     if (memcmp(p, ELFMAG, SELFMAG) != 0)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image does not start with "
                                "the ELF magic");
     if (p[EI_CLASS] != ELFCLASS64)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image is not ELF64 (class byte %u)",
                                p[EI_CLASS]);
     if (p[EI_DATA] != ELFDATA2LSB)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image is not little-endian "
                                "(data byte %u)", p[EI_DATA]);
     if (p[EI_VERSION] != EV_CURRENT)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has ELF version %u, not %u",
                                p[EI_VERSION], EV_CURRENT);
     return OTM_OK;
@@ -79,15 +79,15 @@ static otm_status check_ident(const unsigned char *p, size_t size, char *err,
 static otm_status check_kind(const Elf64_Ehdr *eh, char *err, size_t errlen)
 {
     if (eh->e_type != ET_DYN)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has ELF type %u, not a shared "
                                "object (ET_DYN, %u)", eh->e_type, ET_DYN);
     if (eh->e_machine != EM_X86_64)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image is for machine %u, "
                                "not x86_64 (%u)", eh->e_machine, EM_X86_64);
     if (eh->e_version != EV_CURRENT)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has ELF version %u, not %u",
                                eh->e_version, EV_CURRENT);
     return OTM_OK;
@@ -105,17 +105,17 @@ static otm_status table_counts(const unsigned char *p, size_t size,
     *shnum = eh->e_shnum;
     *phnum = eh->e_phnum;
     if (eh->e_shoff == 0 && *phnum == PN_XNUM)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image keeps its segment count in a "
                                "section header table it does not have");
     if (eh->e_shoff == 0)
         return OTM_OK;
     if (eh->e_shentsize != sizeof(Elf64_Shdr))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has section headers of %u bytes, "
                                "not %zu", eh->e_shentsize, sizeof(Elf64_Shdr));
     if (!in_bounds(eh->e_shoff, sizeof(s0), size))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image's section header table (offset "
                                "%llu) starts past its end (%zu bytes)",
                                (unsigned long long)eh->e_shoff, size);
@@ -142,26 +142,26 @@ static otm_status check_tables(const Elf64_Ehdr *eh, size_t size,
                                size_t errlen)
 {
     if (phnum == 0)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has no program headers, so it "
                                "cannot be loaded");
     /* libelf numbers program headers with an int. */
     if (phnum > INT_MAX)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image claims %llu program headers",
                                (unsigned long long)phnum);
     if (eh->e_phentsize != sizeof(Elf64_Phdr))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has program headers of %u bytes, "
                                "not %zu", eh->e_phentsize, sizeof(Elf64_Phdr));
     if (!table_in_bounds(eh->e_phoff, phnum, sizeof(Elf64_Phdr), size))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image's %llu program headers at offset "
                                "%llu run past its end (%zu bytes)",
                                (unsigned long long)phnum,
                                (unsigned long long)eh->e_phoff, size);
     if (!table_in_bounds(eh->e_shoff, shnum, sizeof(Elf64_Shdr), size))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image's %llu section headers at offset "
                                "%llu run past its end (%zu bytes)",
                                (unsigned long long)shnum,
@@ -179,12 +179,12 @@ static otm_status check_segments(Elf *elf, uint64_t phnum, size_t size,
 
     for (i = 0; i < phnum; i++) {
         if (gelf_getphdr(elf, (int)i, &ph) == NULL)
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "device image's program header %llu is "
                                    "unreadable: %s", (unsigned long long)i,
                                    elf_errmsg(-1));
         if (!in_bounds(ph.p_offset, ph.p_filesz, size))
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "device image's segment %llu (%llu bytes at "
                                    "offset %llu) runs past its end (%zu bytes)",
                                    (unsigned long long)i,
@@ -193,7 +193,7 @@ static otm_status check_segments(Elf *elf, uint64_t phnum, size_t size,
         loads += ph.p_type == PT_LOAD;
     }
     if (loads == 0)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image has no loadable segment");
     return OTM_OK;
 }
@@ -210,14 +210,14 @@ static otm_status check_sections(Elf *elf, uint64_t shnum, size_t size,
         Elf_Scn *scn = elf_getscn(elf, (size_t)i);
 
         if (scn == NULL || gelf_getshdr(scn, &sh) == NULL)
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "device image's section header %llu is "
                                    "unreadable: %s", (unsigned long long)i,
                                    elf_errmsg(-1));
         if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
             continue;
         if (!in_bounds(sh.sh_offset, sh.sh_size, size))
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "device image's section %llu (%llu bytes at "
                                    "offset %llu) runs past its end (%zu bytes)",
                                    (unsigned long long)i,
@@ -236,13 +236,13 @@ static otm_status check_entries(const void *start, size_t size, uint64_t shnum,
     otm_status st;
 
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "libelf does not support ELF version %u",
                                EV_CURRENT);
     /* elf_memory takes a char * but, opened for reading, only reads it. */
     elf = elf_memory((char *)start, size);
     if (elf == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "libelf rejects the device image: %s",
                                elf_errmsg(-1));
     st = check_segments(elf, phnum, size, err, errlen);
@@ -252,7 +252,7 @@ static otm_status check_entries(const void *start, size_t size, uint64_t shnum,
     return st;
 }
 
-otm_status otm_image_check(const void *start, size_t size, char *err,
+otm_status otd_image_check(const void *start, size_t size, char *err,
                            size_t errlen)
 {
     const unsigned char *p = start;
@@ -263,7 +263,7 @@ otm_status otm_image_check(const void *start, size_t size, char *err,
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (start == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "device image is NULL");
     st = check_ident(p, size, err, errlen);
     if (st)
@@ -303,7 +303,7 @@ static int mapped(Elf *elf, uint64_t vaddr, uint64_t size)
 
 /* Finds the section ENTRIES_SECTION: where the table will lie once loaded
  * and how many entries it holds. No such section: no entries. */
-static otm_status find_entries(Elf *elf, otm_image *img, char *err, size_t errlen)
+static otm_status find_entries(Elf *elf, otd_image *img, char *err, size_t errlen)
 {
     size_t shstrndx;
     Elf_Scn *scn = NULL;
@@ -319,33 +319,33 @@ static otm_status find_entries(Elf *elf, otm_image *img, char *err, size_t errle
         name = elf_strptr(elf, shstrndx, sh.sh_name);
         if (name == NULL || strcmp(name, ENTRIES_SECTION) != 0)
             continue;
-        if (sh.sh_size % sizeof(otm_image_entry) != 0 ||
+        if (sh.sh_size % sizeof(otd_image_entry) != 0 ||
             !mapped(elf, sh.sh_addr, sh.sh_size))
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "device image's %s section (%llu bytes at "
                                    "%#llx) is not a table of entries in its "
                                    "loaded memory", ENTRIES_SECTION,
                                    (unsigned long long)sh.sh_size,
                                    (unsigned long long)sh.sh_addr);
         img->entries_vaddr = sh.sh_addr;
-        img->nentries = sh.sh_size / sizeof(otm_image_entry);
+        img->nentries = sh.sh_size / sizeof(otd_image_entry);
         return OTM_OK;
     }
     return OTM_OK;
 }
 
-static otm_status locate_entries(const void *start, size_t size, otm_image *img,
+static otm_status locate_entries(const void *start, size_t size, otd_image *img,
                                  char *err, size_t errlen)
 {
     Elf *elf;
     otm_status st;
 
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "libelf is unusable");
     elf = elf_memory((char *)start, size);
     if (elf == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "libelf rejects the device image: %s",
                                elf_errmsg(-1));
     st = find_entries(elf, img, err, errlen);
@@ -353,7 +353,7 @@ static otm_status locate_entries(const void *start, size_t size, otm_image *img,
     return st;
 }
 
-otm_status otm_image_entries(otm_image *img, const otm_image_entry **table,
+otm_status otd_image_entries(otd_image *img, const otd_image_entry **table,
                              uint64_t *count)
 {
     struct link_map *lm = NULL;
@@ -367,7 +367,7 @@ otm_status otm_image_entries(otm_image *img, const otm_image_entry **table,
     if (dlinfo(img->handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
         return OTM_ERR_NO_KERNEL;
     /* The loader relocated the table's addresses and name pointers. */
-    *table = (const otm_image_entry *)(uintptr_t)(lm->l_addr + img->entries_vaddr);
+    *table = (const otd_image_entry *)(uintptr_t)(lm->l_addr + img->entries_vaddr);
     return OTM_OK;
 }
 
@@ -384,7 +384,7 @@ static uint64_t read_u64(const unsigned char *p)
     return v;
 }
 
-otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
+otm_status otd_image_unwrap(const void *start, size_t size, const void **image,
                             size_t *image_size, char *err, size_t errlen)
 {
     static const unsigned char magic[4] = {0x10, 0xFF, 0x10, 0xAD};
@@ -394,32 +394,32 @@ otm_status otm_image_unwrap(const void *start, size_t size, const void **image,
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (image == NULL || image_size == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "no place for the image");
     *image = start;
     *image_size = size;
     if (start == NULL || size < sizeof magic || memcmp(p, magic, sizeof magic) != 0)
         return OTM_OK;
     if (size < OB_HEADER_SIZE)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "offload binary of %zu bytes: shorter than its "
                                "header", size);
     memcpy(&version, p + 4, sizeof version);
     if (version != 1)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "offload binary version %u "
                                "(only version 1 is known)", version);
     uint64_t total = read_u64(p + 8), eoff = read_u64(p + 16), esize = read_u64(p + 24);
     if (total < OB_HEADER_SIZE || total > size)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "offload binary claims %llu bytes in a buffer "
                                "of %zu", (unsigned long long)total, size);
     if (esize < OB_ENTRY_SIZE || !in_bounds(eoff, esize, (size_t)total))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "offload binary entry out of bounds");
     uint64_t ioff = read_u64(p + eoff + 24), isize = read_u64(p + eoff + 32);
     if (isize == 0 || !in_bounds(ioff, isize, (size_t)total))
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "offload binary image out of bounds");
     *image = p + ioff;
     *image_size = (size_t)isize;
@@ -453,19 +453,19 @@ static int write_all(int fd, const unsigned char *p, size_t size)
 }
 
 /* Copies the image into a fresh memfd and names it. */
-static otm_status fill_memfd(otm_image *img, const void *start, size_t size,
+static otm_status fill_memfd(otd_image *img, const void *start, size_t size,
                              char *err, size_t errlen)
 {
     int e;
 
     img->fd = memfd_create("otm-image", MFD_CLOEXEC);
     if (img->fd < 0)
-        return otm_device_fail(errno_status(errno), err, errlen,
+        return otd_device_fail(errno_status(errno), err, errlen,
                                "cannot create a memfd for the device image: %s",
                                strerror(errno));
     e = write_all(img->fd, start, size);
     if (e != 0)
-        return otm_device_fail(errno_status(e), err, errlen,
+        return otd_device_fail(errno_status(e), err, errlen,
                                "cannot copy the device image (%zu bytes) into "
                                "a memfd: %s", size, strerror(e));
     snprintf(img->name, sizeof(img->name), "/proc/self/fd/%d", img->fd);
@@ -488,14 +488,14 @@ static int name_in_use(const char *name)
 /* At most this many needs are dropped from one image (needs.h). */
 #define MAX_DROPPED_NEEDS 8
 
-static otm_status open_image(otm_image *img, const void *start, size_t size,
+static otm_status open_image(otd_image *img, const void *start, size_t size,
                              char *err, size_t errlen)
 {
     const char *why = NULL;
     char lib[256], dropped[256] = "";
 
     if (name_in_use(img->name))
-        return otm_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
+        return otd_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
                                "cannot load the device image: another library "
                                "is already loaded as %s", img->name);
     for (int tries = 0; tries <= MAX_DROPPED_NEEDS; tries++) {
@@ -505,13 +505,13 @@ static otm_status open_image(otm_image *img, const void *start, size_t size,
         why = dlerror();
         /* A need this rank cannot open: dropped from the copy, loaded again
          * (clang 19 names a shared library in its own device image). */
-        if (!otm_needs_missing(why, lib, sizeof lib) ||
-            otm_needs_drop(start, size, img->fd, lib) != 1)
+        if (!otd_needs_missing(why, lib, sizeof lib) ||
+            otd_needs_drop(start, size, img->fd, lib) != 1)
             break;
         if (dropped[0] == '\0')
             snprintf(dropped, sizeof dropped, "%s", lib);
     }
-    return otm_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
+    return otd_device_fail(OTM_ERR_NO_KERNEL, err, errlen,
                            "the loader refuses the device image: %s%s%s%s",
                            why != NULL ? why : "no reason given",
                            dropped[0] ? " (after dropping its need of " : "",
@@ -519,23 +519,23 @@ static otm_status open_image(otm_image *img, const void *start, size_t size,
                            dropped[0] ? ", which this rank cannot open)" : "");
 }
 
-otm_status otm_image_load(const void *start, size_t size, otm_image **out,
+otm_status otd_image_load(const void *start, size_t size, otd_image **out,
                           char *err, size_t errlen)
 {
-    otm_image *img;
+    otd_image *img;
     otm_status st;
 
     if (out == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "nowhere to put the loaded device image (out is "
                                "NULL)");
     *out = NULL;
-    st = otm_image_check(start, size, err, errlen);
+    st = otd_image_check(start, size, err, errlen);
     if (st)
         return st;
     img = calloc(1, sizeof(*img));
     if (img == NULL)
-        return otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+        return otd_device_fail(OTM_ERR_NOMEM, err, errlen,
                                "out of memory for the device image's record");
     img->fd = -1;           /* no memfd yet: nothing to close on failure */
     st = locate_entries(start, size, img, err, errlen);
@@ -558,7 +558,7 @@ otm_status otm_image_load(const void *start, size_t size, otm_image **out,
 /* True when addr lies in the image itself. dlsym also searches the
  * libraries the image links (libomp, libc), and a kernel name that resolves
  * to, say, libc's exit must not be called as a kernel. */
-static int defined_here(const otm_image *img, void *addr)
+static int defined_here(const otd_image *img, void *addr)
 {
     struct link_map *own = NULL;
     struct link_map *owner = NULL;
@@ -571,7 +571,7 @@ static int defined_here(const otm_image *img, void *addr)
     return owner == own;
 }
 
-void *otm_image_symbol(otm_image *img, const char *name)
+void *otd_image_symbol(otd_image *img, const char *name)
 {
     void *addr;
 
@@ -583,12 +583,12 @@ void *otm_image_symbol(otm_image *img, const char *name)
     return addr;
 }
 
-void *otm_image_handle(otm_image *img)
+void *otd_image_handle(otd_image *img)
 {
     return img != NULL ? img->handle : NULL;
 }
 
-void otm_image_unload(otm_image *img)
+void otd_image_unload(otd_image *img)
 {
     if (img == NULL)
         return;

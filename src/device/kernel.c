@@ -38,7 +38,7 @@ static otm_status call(void *fn, void **args, uint32_t nargs,
     return OTM_OK;
 }
 
-otm_status otm_kernel_call(void *fn, void **args, uint32_t nargs)
+otm_status otd_kernel_call(void *fn, void **args, uint32_t nargs)
 {
     ffi_type *stack_types[OTM_KERNEL_STACK_ARGS];
     void *stack_values[OTM_KERNEL_STACK_ARGS];

@@ -1,7 +1,7 @@
 /*
  * needs.c - dropping a need from a loaded copy of a device image (needs.h).
  *
- * The image passed otm_image_check: it is a little-endian ELF64 file whose
+ * The image passed otd_image_check: it is a little-endian ELF64 file whose
  * header and segments lie inside its bytes. Every address read from its
  * dynamic segment is checked against the bytes before it is followed.
  */
@@ -15,7 +15,7 @@
 
 static const char cannot_open[] = ": cannot open shared object file";
 
-int otm_needs_missing(const char *why, char *lib, size_t len)
+int otd_needs_missing(const char *why, char *lib, size_t len)
 {
     const char *end = why ? strstr(why, cannot_open) : NULL;
     size_t n = end ? (size_t)(end - why) : 0;
@@ -29,7 +29,7 @@ int otm_needs_missing(const char *why, char *lib, size_t len)
 
 /* The program header of the dynamic segment, and the file offset of the
  * address `vaddr` through the loadable segment that maps it. The program
- * headers lie inside the image (otm_image_check). */
+ * headers lie inside the image (otd_image_check). */
 static const Elf64_Phdr *dynamic_segment(const unsigned char *p)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
@@ -99,7 +99,7 @@ static size_t remove_needs(const unsigned char *p, size_t size, Elf64_Dyn *dyn,
     return *bad ? 0 : removed;
 }
 
-int otm_needs_drop(const void *image, size_t size, int fd, const char *lib)
+int otd_needs_drop(const void *image, size_t size, int fd, const char *lib)
 {
     const unsigned char *p = image;
     const Elf64_Phdr *ph = dynamic_segment(p);

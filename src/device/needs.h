@@ -20,15 +20,15 @@
  * ("libx.so: cannot open shared object file: ..."), copied into `lib`
  * (room for `len` bytes); 0 when the message says something else or the
  * name does not fit. */
-int otm_needs_missing(const char *why, char *lib, size_t len);
+int otd_needs_missing(const char *why, char *lib, size_t len);
 
 /* Removes every DT_NEEDED entry naming `lib` from the dynamic segment of
- * the copy of `image` (`size` bytes, already passed otm_image_check) held
+ * the copy of `image` (`size` bytes, already passed otd_image_check) held
  * in the file `fd`, the entries after them moving up. The names are read
  * from `image` (the copy's are the same bytes); the dynamic segment from
  * and to `fd`, so that earlier drops stay. 1 when an entry was removed, 0
  * when the copy names no such need, -1 when the file cannot be read or
  * written, or the image's dynamic segment or string table is malformed. */
-int otm_needs_drop(const void *image, size_t size, int fd, const char *lib);
+int otd_needs_drop(const void *image, size_t size, int fd, const char *lib);
 
 #endif

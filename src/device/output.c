@@ -14,7 +14,7 @@
  */
 #include "otm/output.h"
 
-#include "internal.h"
+#include "device_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,7 @@
 /* Chunk in which stop copies untaken bytes to the saved descriptors. */
 #define DRAIN_CHUNK 16384
 
-struct otm_output {
+struct otd_output {
     pthread_mutex_t lock;    /* guards taken[] and reads of the memfds */
     int mem[NSTREAMS];       /* the memfds now on descriptors 1 and 2 */
     int saved[NSTREAMS];     /* duplicates of the original 1 and 2 */
@@ -56,7 +56,7 @@ static otm_status errno_status(int e)
 /* Starting and stopping                                                     */
 
 /* Closes whatever open_stream opened; the record itself stays. */
-static void close_streams(otm_output *o)
+static void close_streams(otd_output *o)
 {
     int i;
 
@@ -71,7 +71,7 @@ static void close_streams(otm_output *o)
 
 /* Both descriptors are checked before anything is opened: a new
  * descriptor would take the number of a closed 1 or 2 and hide it. */
-static otm_status check_open(otm_output *o, char *err, size_t errlen)
+static otm_status check_open(otd_output *o, char *err, size_t errlen)
 {
     int i;
 
@@ -79,7 +79,7 @@ static otm_status check_open(otm_output *o, char *err, size_t errlen)
         int flags = fcntl(i + 1, F_GETFD);
 
         if (flags < 0)
-            return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+            return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                    "cannot capture descriptor %d: it is not "
                                    "open (%s)", i + 1, strerror(errno));
         o->cloexec[i] = flags & FD_CLOEXEC;
@@ -109,7 +109,7 @@ static int make_memfd(const char *name)
 }
 
 /* Saves descriptor i + 1 and creates its memfd, without switching yet. */
-static otm_status open_stream(otm_output *o, int i, char *err, size_t errlen)
+static otm_status open_stream(otd_output *o, int i, char *err, size_t errlen)
 {
     static const char *const names[NSTREAMS] = {"otm-stdout", "otm-stderr"};
     int fd = i + 1;
@@ -117,29 +117,29 @@ static otm_status open_stream(otm_output *o, int i, char *err, size_t errlen)
 
     o->saved[i] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (o->saved[i] < 0)
-        return otm_device_fail(errno_status(errno), err, errlen,
+        return otd_device_fail(errno_status(errno), err, errlen,
                                "cannot save descriptor %d: %s", fd,
                                strerror(errno));
     o->mem[i] = make_memfd(names[i]);
     if (o->mem[i] < 0)
-        return otm_device_fail(errno_status(errno), err, errlen,
+        return otd_device_fail(errno_status(errno), err, errlen,
                                "cannot create a memfd to capture descriptor "
                                "%d: %s", fd, strerror(errno));
     flags = fcntl(o->mem[i], F_GETFL);
     if (flags < 0 || fcntl(o->mem[i], F_SETFL, flags | O_APPEND) < 0)
-        return otm_device_fail(errno_status(errno), err, errlen,
+        return otd_device_fail(errno_status(errno), err, errlen,
                                "cannot make the memfd of descriptor %d "
                                "append-only: %s", fd, strerror(errno));
     return OTM_OK;
 }
 
 /* Puts the memfds on 1 and 2; on failure, 1 and 2 are as they were. */
-static otm_status redirect(otm_output *o, char *err, size_t errlen)
+static otm_status redirect(otd_output *o, char *err, size_t errlen)
 {
     int e;
 
     if (dup2(o->mem[0], 1) < 0)
-        return otm_device_fail(errno_status(errno), err, errlen,
+        return otd_device_fail(errno_status(errno), err, errlen,
                                "cannot put the capture on descriptor 1: %s",
                                strerror(errno));
     if (dup2(o->mem[1], 2) >= 0)
@@ -147,12 +147,12 @@ static otm_status redirect(otm_output *o, char *err, size_t errlen)
     e = errno;
     /* Descriptor 1 was already switched: put the original back. */
     dup3(o->saved[0], 1, o->cloexec[0] ? O_CLOEXEC : 0);
-    return otm_device_fail(errno_status(e), err, errlen,
+    return otd_device_fail(errno_status(e), err, errlen,
                            "cannot put the capture on descriptor 2: %s",
                            strerror(e));
 }
 
-static otm_status setup(otm_output *o, char *err, size_t errlen)
+static otm_status setup(otd_output *o, char *err, size_t errlen)
 {
     otm_status st = OTM_OK;
     long page = sysconf(_SC_PAGESIZE);
@@ -163,7 +163,7 @@ static otm_status setup(otm_output *o, char *err, size_t errlen)
     for (i = 0; i < NSTREAMS && st == OTM_OK; i++)
         st = open_stream(o, i, err, errlen);
     if (st == OTM_OK && pthread_mutex_init(&o->lock, NULL) != 0)
-        st = otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+        st = otd_device_fail(OTM_ERR_NOMEM, err, errlen,
                              "cannot initialise the capture's mutex");
     if (st)
         return st;
@@ -177,28 +177,28 @@ static otm_status setup(otm_output *o, char *err, size_t errlen)
     return st;
 }
 
-otm_status otm_output_start(otm_output **out, char *err, size_t errlen)
+otm_status otd_output_start(otd_output **out, char *err, size_t errlen)
 {
-    otm_output *o;
+    otd_output *o;
     otm_status st;
     int idle = 0;
 
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (out == NULL)
-        return otm_device_fail(OTM_ERR_INVALID, err, errlen,
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "nowhere to put the output capture "
                                "(out is NULL)");
     *out = NULL;
     if (!atomic_compare_exchange_strong(&capturing, &idle, 1))
-        return otm_device_fail(OTM_ERR_BUSY, err, errlen,
+        return otd_device_fail(OTM_ERR_BUSY, err, errlen,
                                "stdout and stderr are already being captured "
-                               "(a second otm_output_start without "
-                               "otm_output_stop)");
+                               "(a second otd_output_start without "
+                               "otd_output_stop)");
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
         atomic_store(&capturing, 0);
-        return otm_device_fail(OTM_ERR_NOMEM, err, errlen,
+        return otd_device_fail(OTM_ERR_NOMEM, err, errlen,
                                "out of memory for the output capture's record");
     }
     o->mem[0] = o->mem[1] = o->saved[0] = o->saved[1] = -1;
@@ -213,7 +213,7 @@ otm_status otm_output_start(otm_output **out, char *err, size_t errlen)
     return OTM_OK;
 }
 
-int otm_output_fd(const otm_output *o, int stream)
+int otd_output_fd(const otd_output *o, int stream)
 {
     if (o == NULL || stream < 1 || stream > NSTREAMS)
         return -1;
@@ -229,7 +229,7 @@ int otm_output_fd(const otm_output *o, int stream)
  * and lseek costs a third of fstat (DESIGN.md §6). Moving the shared file
  * position is harmless: every write appends (O_APPEND) and every read
  * says its offset (pread), so nothing else uses the position. */
-static uint64_t untaken(const otm_output *o, int i)
+static uint64_t untaken(const otd_output *o, int i)
 {
     off_t size = lseek(o->mem[i], 0, SEEK_END);
 
@@ -238,7 +238,7 @@ static uint64_t untaken(const otm_output *o, int i)
     return (uint64_t)size - o->taken[i];
 }
 
-void otm_output_pending(otm_output *o, uint64_t *out_bytes,
+void otd_output_pending(otd_output *o, uint64_t *out_bytes,
                         uint64_t *err_bytes)
 {
     uint64_t n[NSTREAMS] = {0, 0};
@@ -280,7 +280,7 @@ static int read_at(int fd, uint8_t *dst, uint64_t size, uint64_t off)
  * starts at the page holding the first of them: a punch frees only the
  * pages it covers whole, so a page split between two takes is freed by
  * the second (zeroing its already-taken head again does no harm). */
-static void release(otm_output *o, int i, uint64_t n)
+static void release(otd_output *o, int i, uint64_t n)
 {
     uint64_t from = o->taken[i] - o->taken[i] % o->page;
     uint64_t to = o->taken[i] + n;
@@ -291,7 +291,7 @@ static void release(otm_output *o, int i, uint64_t n)
     o->taken[i] = to;
 }
 
-static otm_status take_locked(otm_output *o, uint8_t *dst, uint64_t out_bytes,
+static otm_status take_locked(otd_output *o, uint8_t *dst, uint64_t out_bytes,
                               uint64_t err_bytes)
 {
     if (out_bytes > untaken(o, 0) || err_bytes > untaken(o, 1))
@@ -305,7 +305,7 @@ static otm_status take_locked(otm_output *o, uint8_t *dst, uint64_t out_bytes,
     return OTM_OK;
 }
 
-otm_status otm_output_take(otm_output *o, uint8_t *dst, uint64_t out_bytes,
+otm_status otd_output_take(otd_output *o, uint8_t *dst, uint64_t out_bytes,
                            uint64_t err_bytes)
 {
     otm_status st;
@@ -340,7 +340,7 @@ static int write_all(int fd, const uint8_t *p, size_t size)
 
 /* Copies stream i's untaken bytes to its saved descriptor. On a read or
  * write error the rest is marked taken: it cannot be delivered. */
-static void drain(otm_output *o, int i)
+static void drain(otd_output *o, int i)
 {
     uint8_t buf[DRAIN_CHUNK];
     uint64_t left = untaken(o, i);
@@ -356,7 +356,7 @@ static void drain(otm_output *o, int i)
     }
 }
 
-void otm_output_stop(otm_output *o)
+void otd_output_stop(otd_output *o)
 {
     int i;
 

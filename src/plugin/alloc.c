@@ -64,7 +64,7 @@ static void hook_read(void)
         return;
     long at = parse_count(n), rank = r ? parse_count(r) : -2;
     if (at < 0 || rank == -1) {
-        otm_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_FAIL_ALLOC=%s, "
+        otp_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_FAIL_ALLOC=%s, "
                        "OTM_TEST_FAIL_ALLOC_RANK=%s: not counts; the hook is off", n,
                        r ? r : "(unset)");
         return;
@@ -85,36 +85,36 @@ static int hook_fails(const char *what, size_t size)
     unsigned long nth = atomic_fetch_add_explicit(&made, 1, memory_order_relaxed) + 1;
     if (nth != fail_at)
         return 0;
-    otm_plugin_log(OTM_LOG_ERROR, "test hook: allocation %lu of rank %ld (%s of %zu "
+    otp_plugin_log(OTM_LOG_ERROR, "test hook: allocation %lu of rank %ld (%s of %zu "
                    "bytes) fails (OTM_TEST_FAIL_ALLOC)", nth, hook_rank, what, size);
     return 1;
 }
 
-void *otm_plugin_malloc(size_t size)
+void *otp_plugin_malloc(size_t size)
 {
     return hook_fails("malloc", size) ? NULL : malloc(size);
 }
 
-void *otm_plugin_calloc(size_t n, size_t size)
+void *otp_plugin_calloc(size_t n, size_t size)
 {
     return hook_fails("calloc", n * size) ? NULL : calloc(n, size);
 }
 
-void *otm_plugin_realloc(void *ptr, size_t size)
+void *otp_plugin_realloc(void *ptr, size_t size)
 {
     return hook_fails("realloc", size) ? NULL : realloc(ptr, size);
 }
 
-void otm_plugin_free(void *ptr)
+void otp_plugin_free(void *ptr)
 {
     free(ptr);
 }
 
-void otm_plugin_alloc_report(void)
+void otp_plugin_alloc_report(void)
 {
     pthread_once(&hook_once, hook_read);
     if (hook_on)
-        otm_plugin_log(OTM_LOG_ERROR, "test hook: rank %ld made %lu allocations "
+        otp_plugin_log(OTM_LOG_ERROR, "test hook: rank %ld made %lu allocations "
                        "(OTM_TEST_FAIL_ALLOC)", hook_rank,
                        atomic_load_explicit(&made, memory_order_relaxed));
 }

@@ -1,8 +1,8 @@
 /*
  * end.c - the host's end of the job, and the worker's.
  *
- * The host's end comes at the program's end (otm_host_end, program.c) or
- * as soon as a region faulted or called exit() (otm_host_end_if_faulted,
+ * The host's end comes at the program's end (otp_host_end, program.c) or
+ * as soon as a region faulted or called exit() (otp_host_end_if_faulted,
  * from a failing call). Either way one host thread, elected by the node,
  * runs it alone behind the end's fence (fence.c): EXIT to every worker, the trace, then
  * MPI_Finalize, or MPI_Abort when a worker missed the EXIT. What the
@@ -25,14 +25,14 @@
 
 /* ---- the program's MPI layer (src/pmpi, otm/pmpi.h) ------------------------- */
 
-otm_pmpi_attach_fn *otm_program_mpi_layer(void)
+otm_pmpi_attach_fn *otp_program_mpi_layer(void)
 {
     return (otm_pmpi_attach_fn *)(uintptr_t)dlsym(RTLD_DEFAULT, OTM_PMPI_ATTACH);
 }
 
 static void detach_program_mpi(void)
 {
-    otm_pmpi_attach_fn *attach = otm_program_mpi_layer();
+    otm_pmpi_attach_fn *attach = otp_program_mpi_layer();
     if (attach)
         attach(NULL);
 }
@@ -42,114 +42,114 @@ static void detach_program_mpi(void)
 static void say(void *ctx, const char *line)
 {
     (void)ctx;
-    otm_plugin_log(OTM_LOG_ERROR, "%s", line);
+    otp_plugin_log(OTM_LOG_ERROR, "%s", line);
 }
 
-void otm_plugin_trace_end(otm_plugin *p)
+void otp_plugin_trace_end(otp_plugin *p)
 {
     char msg[1200];
-    otm_trace *t = p->trace;
+    ots_trace *t = p->trace;
     if (!t)
         return;
     p->node.hooks.trace = NULL;
     p->trace = NULL;
     if (p->settings.trace_len) {
-        int rc = otm_trace_write(t, msg, sizeof msg);
+        int rc = ots_trace_write(t, msg, sizeof msg);
         if (rc)
-            otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, msg);
+            otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, msg);
         else
-            otm_plugin_log(p->node.rank == 0 ? OTM_LOG_ERROR : OTM_LOG_INFO,
+            otp_plugin_log(p->node.rank == 0 ? OTM_LOG_ERROR : OTM_LOG_INFO,
                            "rank %d: trace written to %s (%llu spans)", p->node.rank,
-                           msg, (unsigned long long)otm_trace_spans(t));
-        if (otm_trace_dropped(t))
-            otm_plugin_log(OTM_LOG_WARN, "rank %d: the trace was full: %llu spans "
+                           msg, (unsigned long long)ots_trace_spans(t));
+        if (ots_trace_dropped(t))
+            otp_plugin_log(OTM_LOG_WARN, "rank %d: the trace was full: %llu spans "
                            "dropped (kept the first %u)", p->node.rank,
-                           (unsigned long long)otm_trace_dropped(t), OTM_TRACE_CAPACITY);
+                           (unsigned long long)ots_trace_dropped(t), OTM_TRACE_CAPACITY);
     }
     if (p->settings.info)
-        otm_trace_report(t, say, NULL);
-    otm_trace_free(t);
+        ots_trace_report(t, say, NULL);
+    ots_trace_free(t);
 }
 
 /* ---- the host's end ---------------------------------------------------------- */
 
 /* EXIT to every worker, until each acknowledged it or gave up (the core's
  * exit protocol). */
-static void exit_workers(otm_plugin *p)
+static void exit_workers(otp_plugin *p)
 {
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
+    ots_idle idle;
+    ots_idle_init(&idle, &p->settings);
     otm_host_exit_begin(&p->node);
     while (p->node.life != OTM_LIFE_DONE)
-        otm_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
+        ots_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
     if (p->node.exit_failures)
-        otm_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
+        otp_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
                        p->node.exit_failures);
     else
-        otm_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
+        otp_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
                        p->ndevices);
 }
 
 /* When the process ends right after (no `release`, or a status recorded
  * meanwhile) the devices stay allocated: a thread on its way to the node's
  * door may still read them. */
-void otm_host_end_run(otm_plugin *p, void (*release)(otm_plugin *p))
+void otp_host_end_run(otp_plugin *p, void (*release)(otp_plugin *p))
 {
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
-    assert(!otm_plugin_inside());   /* it would wait for itself */
+    ots_idle idle;
+    ots_idle_init(&idle, &p->settings);
+    assert(!otp_plugin_inside());   /* it would wait for itself */
     while (!otm_host_end_alone(&p->node))
-        otm_idle_after(&idle, 0, 0);
-    otm_map_end(p);
+        ots_idle_after(&idle, 0, 0);
+    otp_map_end(p);
     detach_program_mpi();
     exit_workers(p);
-    otm_plugin_trace_end(p);
-    int status = otm_host_end_status(p);
+    otp_plugin_trace_end(p);
+    int status = otp_host_end_status(p);
     if (status >= 0)
-        otm_map_status(p, status);
+        otp_map_status(p, status);
     if (release && status < 0)
         release(p);
     /* A worker that never heard EXIT would keep MPI_Finalize waiting for
      * ever: end the job instead of hanging, with the status said. */
     if (p->node.exit_failures) {
-        otm_exit_dump_coverage();
-        otm_exit_drain_output(&p->settings);
+        otp_exit_dump_coverage();
+        otp_exit_drain_output(&p->settings);
         MPI_Abort(MPI_COMM_WORLD, status > 0 ? status : 1);
     }
     otm_node_fini(&p->node);
-    otm_plugin_alloc_report();
+    otp_plugin_alloc_report();
     if (p->mpi_owned)
         MPI_Finalize();
     otm_node_release(&p->node);
 }
 
-/* The job first (otm_host_end_run), then this process, with the status recorded:
+/* The job first (otp_host_end_run), then this process, with the status recorded:
  * the first recorded wins, whoever records later. A thread that loses the
  * election waits for the winner to end the process. */
-_Noreturn void otm_host_end_job(otm_plugin *p, int status, const char *why)
+_Noreturn void otp_host_end_job(otp_plugin *p, int status, const char *why)
 {
-    otm_host_end_with(p, status, why);
+    otp_host_end_with(p, status, why);
     if (!otm_host_end_claim(&p->node))
-        otm_host_end_park();
-    status = otm_host_end_status(p);
+        otp_host_end_park();
+    status = otp_host_end_status(p);
     why = p->end_why;
     if (why)
-        otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
+        otp_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
                        status);
-    otm_host_end_run(p, NULL);
-    otm_exit_process(status);
+    otp_host_end_run(p, NULL);
+    otp_exit_process(status);
 }
 
-void otm_host_end_if_faulted(otm_plugin *p)
+void otp_host_end_if_faulted(otp_plugin *p)
 {
-    int status = otm_host_end_status(p);
+    int status = otp_host_end_status(p);
     if (status >= 0)
-        otm_host_end_job(p, status, NULL);
+        otp_host_end_job(p, status, NULL);
 }
 
 /* ---- the worker's end --------------------------------------------------------- */
 
-static uint64_t events_served(const otm_plugin *p)
+static uint64_t events_served(const otp_plugin *p)
 {
     uint64_t served = 0;
     for (int k = 0; k < OTM_KIND_END; k++)
@@ -157,20 +157,20 @@ static uint64_t events_served(const otm_plugin *p)
     return served;
 }
 
-void otm_worker_end(otm_plugin *p)
+void otp_worker_end(otp_plugin *p)
 {
-    otm_plugin_trace_end(p);
+    otp_plugin_trace_end(p);
     uint64_t served = events_served(p);
     otm_node_fini(&p->node);
     int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
     otm_node_release(&p->node);
     /* What the regions printed and nobody took goes out now. */
-    otm_output_stop(p->output);
+    otd_output_stop(p->output);
     p->output = NULL;
-    otm_plugin_log_to(2);
-    otm_plugin_alloc_report();
+    otp_plugin_log_to(2);
+    otp_plugin_alloc_report();
     /* Tests read this line to know every worker really finished. */
-    otm_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
+    otp_plugin_log(OTM_LOG_INFO, "rank %d exited cleanly after %llu events",
                    p->node.rank, (unsigned long long)served);
-    otm_exit_process(rc);
+    otp_exit_process(rc);
 }

@@ -33,7 +33,7 @@ static void drop_libomp_registration(void)
 
 /* Writes the coverage counters (a coverage build only), which _exit and
  * MPI_Abort would skip. */
-void otm_exit_dump_coverage(void)
+void otp_exit_dump_coverage(void)
 {
 #ifdef OTM_COVERAGE
     __gcov_dump();
@@ -58,23 +58,23 @@ static int output_unread(void)
  * The abort has it kill the job, and the lines written just before, those
  * that say why, were lost once under MPICH. Waits in the idle policy, for
  * at most 2 s. */
-void otm_exit_drain_output(const otm_settings *s)
+void otp_exit_drain_output(const otm_settings *s)
 {
-    otm_idle idle;
-    otm_idle_init(&idle, s);
+    ots_idle idle;
+    ots_idle_init(&idle, s);
     fflush(NULL);
-    uint64_t until = otm_clock_ns() + 2000000000u;
-    while (output_unread() && otm_clock_ns() < until)
-        otm_idle_after(&idle, 0, 0);
+    uint64_t until = ots_clock_ns() + 2000000000u;
+    while (output_unread() && ots_clock_ns() < until)
+        ots_idle_after(&idle, 0, 0);
 }
 
 /* The end of a process the plugin decides: what stdio holds is written,
  * libomp's registration removed, coverage counters dumped. */
-_Noreturn void otm_exit_process(int status)
+_Noreturn void otp_exit_process(int status)
 {
     fflush(NULL);
     drop_libomp_registration();
-    otm_exit_dump_coverage();
+    otp_exit_dump_coverage();
     _exit(status);
 }
 
@@ -84,7 +84,7 @@ _Noreturn void otm_exit_process(int status)
  * (agree_settings), or this one is alone (a job of one rank, an MPI that
  * every rank finds wanting). Only rank 0 says why, and MPI is finalised
  * in order: no rank waits in a collective another will not enter. */
-_Noreturn void otm_exit_refuse_job(otm_plugin *p, const char *why)
+_Noreturn void otp_exit_refuse_job(otp_plugin *p, const char *why)
 {
     int inited = 0, provided = 0, rank = 0;
     MPI_Initialized(&inited);
@@ -94,31 +94,31 @@ _Noreturn void otm_exit_refuse_job(otm_plugin *p, const char *why)
     if (inited)
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
-        otm_plugin_log(OTM_LOG_ERROR, "%s; the job ends (status 1) before any rank "
+        otp_plugin_log(OTM_LOG_ERROR, "%s; the job ends (status 1) before any rank "
                        "runs the program", why);
     /* Open MPI's mpirun kills the ranks still finalising once one has
      * exited with status 1: this process's registration goes first. */
     drop_libomp_registration();
     if (p->mpi_owned)
         MPI_Finalize();
-    otm_exit_process(1);
+    otp_exit_process(1);
 }
 
 /* A rank that cannot take its part in a launched job (its node did not
  * start, memory was short): returning would run main here, and the others
  * wait in the set-up's collectives, so the job is aborted. Before MPI is
  * up (no memory for the instance) it is initialised for MPI_Abort. */
-_Noreturn void otm_exit_abort_job(void)
+_Noreturn void otp_exit_abort_job(void)
 {
     int rank = -1, inited = 0, provided = 0;
     MPI_Initialized(&inited);
     if (!inited)
         MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    otm_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
+    otp_plugin_log(OTM_LOG_ERROR, "rank %d cannot take part in the job: it is aborted "
                    "(status 1)", rank);
     drop_libomp_registration();
-    otm_exit_dump_coverage();
+    otp_exit_dump_coverage();
     MPI_Abort(MPI_COMM_WORLD, 1);
-    otm_exit_process(1);
+    otp_exit_process(1);
 }

@@ -17,24 +17,24 @@
  * counts. */
 static __thread int inside;
 
-int otm_plugin_enter(otm_plugin *p)
+int otp_plugin_enter(otp_plugin *p)
 {
     if (inside++)
         return 0;
     if (otm_host_enter(&p->node) == OTM_OK)
         return 0;
     inside = 0;
-    otm_host_end_wait(p);
+    otp_host_end_wait(p);
     return -1;
 }
 
-void otm_plugin_leave(otm_plugin *p)
+void otp_plugin_leave(otp_plugin *p)
 {
     if (--inside == 0)
         otm_host_leave(&p->node);
 }
 
-int otm_plugin_inside(void)
+int otp_plugin_inside(void)
 {
     return inside;
 }
@@ -43,7 +43,7 @@ int otm_plugin_inside(void)
 
 /* The first caller writes why, then the status: whoever sees the status
  * sees its why. */
-void otm_host_end_with(otm_plugin *p, int status, const char *why)
+void otp_host_end_with(otp_plugin *p, int status, const char *why)
 {
     int none = 0;
     if (!__atomic_compare_exchange_n(&p->end_recorded, &none, 1, 0, __ATOMIC_ACQ_REL,
@@ -53,22 +53,22 @@ void otm_host_end_with(otm_plugin *p, int status, const char *why)
     __atomic_store_n(&p->end_status, status + 1, __ATOMIC_RELEASE);
 }
 
-/* The status recorded for the job's end (otm_host_end_with), or -1. */
-int otm_host_end_status(otm_plugin *p)
+/* The status recorded for the job's end (otp_host_end_with), or -1. */
+int otp_host_end_status(otp_plugin *p)
 {
     return __atomic_load_n(&p->end_status, __ATOMIC_ACQUIRE) - 1;
 }
 
 /* A thread that may not take part in an end that ends the process: it
  * waits for that, holding nothing. */
-_Noreturn void otm_host_end_park(void)
+_Noreturn void otp_host_end_park(void)
 {
     for (;;)
         pause();
 }
 
-void otm_host_end_wait(otm_plugin *p)
+void otp_host_end_wait(otp_plugin *p)
 {
-    if (otm_host_end_status(p) >= 0)
-        otm_host_end_park();
+    if (otp_host_end_status(p) >= 0)
+        otp_host_end_park();
 }

@@ -11,7 +11,7 @@
  * own copy whatever the addresses and the order of registrations; one that
  * did not (a dlopen only the host ran) gets the bytes.
  *
- * The host keeps a record of each image loaded on a device (otm_hosted):
+ * The host keeps a record of each image loaded on a device (otp_hosted):
  * the table load_binary hands out, with the worker's addresses, until the
  * library is unregistered or the job ends.
  */
@@ -23,7 +23,7 @@
 #include "otm/wire.h"
 #include "plugin.h"
 
-int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc)
+int otp_desc_add(otp_plugin *p, __tgt_bin_desc *desc)
 {
     int n = -1;
     pthread_mutex_lock(&p->images_lock);
@@ -32,7 +32,7 @@ int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc)
             n = (int)p->ndescs;
     if (n < 0 && p->ndescs == p->descs_cap) {
         size_t cap = p->descs_cap ? 2 * p->descs_cap : 8;
-        __tgt_bin_desc **grown = otm_plugin_realloc(p->descs, cap * sizeof *grown);
+        __tgt_bin_desc **grown = otp_plugin_realloc(p->descs, cap * sizeof *grown);
         if (grown) {
             p->descs = grown;
             p->descs_cap = cap;
@@ -46,7 +46,7 @@ int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc)
     return n;
 }
 
-int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc)
+int otp_desc_remove(otp_plugin *p, __tgt_bin_desc *desc)
 {
     int n = -1;
     pthread_mutex_lock(&p->images_lock);
@@ -57,7 +57,7 @@ int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc)
         n = (int)--p->ndescs;
     }
     if (p->ndescs == 0) {       /* the program is ending */
-        otm_plugin_free(p->descs);
+        otp_plugin_free(p->descs);
         p->descs = NULL;
         p->descs_cap = 0;
     }
@@ -75,7 +75,7 @@ static int holds(const __tgt_device_image *own, const __tgt_device_image *image)
     return own == image || (at >= begin && last <= end && at < last);
 }
 
-__tgt_bin_desc *otm_desc_of(otm_plugin *p, const __tgt_device_image *image)
+__tgt_bin_desc *otp_desc_of(otp_plugin *p, const __tgt_device_image *image)
 {
     __tgt_bin_desc *found = NULL;
     pthread_mutex_lock(&p->images_lock);
@@ -87,16 +87,16 @@ __tgt_bin_desc *otm_desc_of(otm_plugin *p, const __tgt_device_image *image)
     return found;
 }
 
-otm_status otm_image_elf(const __tgt_device_image *image, const void **elf,
+otm_status otp_image_elf(const __tgt_device_image *image, const void **elf,
                          size_t *size, char *err, size_t errlen)
 {
     if (!image->ImageStart || image->ImageEnd <= image->ImageStart)
         return OTM_ERR_INVALID;
     size_t n = (size_t)((const char *)image->ImageEnd - (const char *)image->ImageStart);
-    return otm_image_unwrap(image->ImageStart, n, elf, size, err, errlen);
+    return otd_image_unwrap(image->ImageStart, n, elf, size, err, errlen);
 }
 
-uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end)
+uint64_t otp_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end)
 {
     uint64_t h = OTM_WIRE_HASH_SEED;
     for (const __tgt_offload_entry *e = begin; e < end; e++)
@@ -105,7 +105,7 @@ uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_en
     return h;
 }
 
-const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
+const __tgt_device_image *otp_image_own(otp_plugin *p, const otm_image_ref *ref,
                                         const void **elf)
 {
     const __tgt_device_image *found = NULL;
@@ -116,10 +116,10 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
             const __tgt_device_image *im = &p->descs[i]->DeviceImages[k];
             const void *bytes;
             size_t n;
-            if (otm_image_elf(im, &bytes, &n, err, sizeof err) || n != ref->size)
+            if (otp_image_elf(im, &bytes, &n, err, sizeof err) || n != ref->size)
                 continue;
             if (otm_wire_hash(bytes, n, OTM_WIRE_HASH_SEED) == ref->hash &&
-                otm_names_hash(im->EntriesBegin, im->EntriesEnd) == ref->names_hash) {
+                otp_names_hash(im->EntriesBegin, im->EntriesEnd) == ref->names_hash) {
                 found = im;
                 *elf = bytes;
             }
@@ -131,34 +131,34 @@ const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
 
 /* ---- the host's records of the images loaded on its devices ---------------- */
 
-static void unload_on(otm_plugin *p, otm_device *d, uint64_t id);
+static void unload_on(otp_plugin *p, otp_device *d, uint64_t id);
 
 /* The host's record of an image loaded on d, with the table libomptarget
  * uses: the host's entries with the worker's addresses (kernels are called
  * by these, globals read and written). All or nothing: when memory is
  * short, NULL and d lists nothing new, so that a later load_binary of the
  * image loads it again instead of handing out a table that is not there. */
-static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc,
+static otp_hosted *hosted_new(otp_device *d, __tgt_bin_desc *desc,
                               const __tgt_device_image *image, uint64_t id,
                               const otm_entry *got, uint64_t n)
 {
     if (d->nloaded == d->loaded_cap) {
         size_t cap = d->loaded_cap ? 2 * d->loaded_cap : 4;
-        otm_hosted **grown = otm_plugin_realloc(d->loaded, cap * sizeof *grown);
+        otp_hosted **grown = otp_plugin_realloc(d->loaded, cap * sizeof *grown);
         if (!grown)
             return NULL;
         d->loaded = grown;
         d->loaded_cap = cap;
     }
-    otm_hosted *h = otm_plugin_calloc(1, sizeof *h);
-    __tgt_offload_entry *t = h ? otm_plugin_calloc(n ? n : 1, sizeof *t) : NULL;
+    otp_hosted *h = otp_plugin_calloc(1, sizeof *h);
+    __tgt_offload_entry *t = h ? otp_plugin_calloc(n ? n : 1, sizeof *t) : NULL;
     if (!t)
-        return otm_plugin_free(h), NULL;
+        return otp_plugin_free(h), NULL;
     for (uint64_t i = 0; i < n; i++) {
         t[i] = image->EntriesBegin[i];
         t[i].addr = (void *)(uintptr_t)got[i].addr;
     }
-    *h = (otm_hosted){.desc = desc, .image = image->ImageStart, .id = id,
+    *h = (otp_hosted){.desc = desc, .image = image->ImageStart, .id = id,
                       .table = {.EntriesBegin = t, .EntriesEnd = t + n}};
     d->loaded[d->nloaded++] = h;
     return h;
@@ -167,35 +167,35 @@ static otm_hosted *hosted_new(otm_device *d, __tgt_bin_desc *desc,
 /* LOAD of one image on one device: by reference first (the worker
  * registered the same object at start-up), with its bytes when the worker
  * does not hold it. */
-static otm_status load_on(otm_plugin *p, otm_device *d, const __tgt_device_image *image,
+static otm_status load_on(otp_plugin *p, otp_device *d, const __tgt_device_image *image,
                           uint64_t id, otm_entry *e, uint64_t n, uint64_t *got)
 {
     char err[160];
     const void *elf;
     size_t size;
-    otm_status st = otm_image_elf(image, &elf, &size, err, sizeof err);
+    otm_status st = otp_image_elf(image, &elf, &size, err, sizeof err);
     if (st)
         return st;
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = d->rank, .host = e, .size = n,
                  .result = got,
                  .image = {.id = id, .bytes = elf, .size = size,
                            .hash = otm_wire_hash(elf, size, OTM_WIRE_HASH_SEED),
-                           .names_hash = otm_names_hash(image->EntriesBegin,
+                           .names_hash = otp_names_hash(image->EntriesBegin,
                                                         image->EntriesEnd)}};
-    st = otm_host_run_op(p, &op);
+    st = otp_host_run_op(p, &op);
     if (st == OTM_ERR_NO_IMAGE) {
         op.image.send = 1;
-        st = otm_host_run_op(p, &op);
+        st = otp_host_run_op(p, &op);
     }
     return st;
 }
 
-__tgt_target_table *otm_images_load(otm_plugin *p, otm_device *d, int32_t id,
+__tgt_target_table *otp_images_load(otp_plugin *p, otp_device *d, int32_t id,
                                      __tgt_device_image *image)
 {
-    __tgt_bin_desc *desc = d && image ? otm_desc_of(p, image) : NULL;
+    __tgt_bin_desc *desc = d && image ? otp_desc_of(p, image) : NULL;
     if (!desc)
-        return otm_plugin_log(OTM_LOG_ERROR, "load_binary: unknown image for device %d",
+        return otp_plugin_log(OTM_LOG_ERROR, "load_binary: unknown image for device %d",
                               (int)id), NULL;
     for (size_t i = 0; i < d->nloaded; i++)
         if (d->loaded[i]->image == image->ImageStart)
@@ -204,53 +204,53 @@ __tgt_target_table *otm_images_load(otm_plugin *p, otm_device *d, int32_t id,
     pthread_mutex_lock(&p->images_lock);
     uint64_t load = ++p->next_load;
     pthread_mutex_unlock(&p->images_lock);
-    otm_entry *e = otm_plugin_calloc(n ? n : 1, sizeof *e);
+    otm_entry *e = otp_plugin_calloc(n ? n : 1, sizeof *e);
     otm_status st = e ? load_on(p, d, image, load, e, n, &got) : OTM_ERR_NOMEM;
-    otm_hosted *h = NULL;
+    otp_hosted *h = NULL;
     if (st == OTM_OK && got != n) {
-        otm_plugin_log(OTM_LOG_ERROR, "load_binary: the device image has other entries "
+        otp_plugin_log(OTM_LOG_ERROR, "load_binary: the device image has other entries "
                        "(device %d)", (int)id);
     } else if (st == OTM_OK && !(h = hosted_new(d, desc, image, load, e, n))) {
         st = OTM_ERR_NOMEM;
         unload_on(p, d, load);  /* loaded there, but the host cannot use it */
     }
     if (st)
-        otm_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
+        otp_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
                        otm_status_text(st));
-    otm_plugin_free(e);
+    otp_plugin_free(e);
     return h ? &h->table : NULL;
 }
 
 /* UNLOAD of the LOAD `id` on d, unless d failed (it then answers nothing
  * but the exit). */
-static void unload_on(otm_plugin *p, otm_device *d, uint64_t id)
+static void unload_on(otp_plugin *p, otp_device *d, uint64_t id)
 {
     otm_op op = {.kind = OTM_KIND_UNLOAD, .rank = d->rank, .arg = id};
-    if (!d->failed && otm_host_run_op(p, &op))
-        otm_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
+    if (!d->failed && otp_host_run_op(p, &op))
+        otp_plugin_log(OTM_LOG_WARN, "device %d: its image could not be unloaded",
                        d->rank - 1);
 }
 
-void otm_images_unload(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc)
+void otp_images_unload(otp_plugin *p, otp_device *d, __tgt_bin_desc *desc)
 {
     for (size_t i = d->nloaded; i-- > 0;) {
-        otm_hosted *h = d->loaded[i];
+        otp_hosted *h = d->loaded[i];
         if (desc && h->desc != desc)
             continue;
         unload_on(p, d, h->id);
-        otm_plugin_free(h->table.EntriesBegin);
-        otm_plugin_free(h);
+        otp_plugin_free(h->table.EntriesBegin);
+        otp_plugin_free(h);
         d->loaded[i] = d->loaded[--d->nloaded];
     }
 }
 
-void otm_images_release(otm_device *d)
+void otp_images_release(otp_device *d)
 {
     for (size_t i = 0; i < d->nloaded; i++) {
-        otm_plugin_free(d->loaded[i]->table.EntriesBegin);
-        otm_plugin_free(d->loaded[i]);
+        otp_plugin_free(d->loaded[i]->table.EntriesBegin);
+        otp_plugin_free(d->loaded[i]);
     }
-    otm_plugin_free(d->loaded);
+    otp_plugin_free(d->loaded);
 }
 
 /* ---- registrations a worker waits for -------------------------------------- */
@@ -317,7 +317,7 @@ static int count_registrars(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int otm_startup_registrations(void)
+int otp_startup_registrations(void)
 {
     int n = 0;
     dl_iterate_phdr(count_registrars, &n);

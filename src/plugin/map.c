@@ -28,7 +28,7 @@ typedef struct rank_card {
  * MPI runtime killed the job because a rank died): a line a rank, the
  * count (the map is whole), then `end` from map_end. A map not written is
  * a warning: the job runs without it. */
-static void write_map(const otm_plugin *p, const rank_card *all)
+static void write_map(const otp_plugin *p, const rank_card *all)
 {
     if (!p->settings.map_len)
         return;
@@ -41,7 +41,7 @@ static void write_map(const otm_plugin *p, const rank_card *all)
     if (f && fclose(f))
         ok = 0;
     if (!ok)
-        otm_plugin_log(OTM_LOG_WARN, "cannot write the job's map to %s: %s",
+        otp_plugin_log(OTM_LOG_WARN, "cannot write the job's map to %s: %s",
                        p->settings.map, strerror(errno));
 }
 
@@ -50,20 +50,20 @@ static void write_map(const otm_plugin *p, const rank_card *all)
  * ends it, and the launcher's witness (tools/witness.c), watching the
  * close events, learns which rank ended first. The descriptor is never
  * closed; without the file there is no witness. */
-void otm_map_hold_rank_file(const otm_plugin *p)
+void otp_map_hold_rank_file(const otp_plugin *p)
 {
     char path[sizeof p->settings.map + 16];
     if (!p->settings.map_len)
         return;
     snprintf(path, sizeof path, "%s.%d", p->settings.map, p->node.rank);
     if (open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) < 0)
-        otm_plugin_log(OTM_LOG_INFO, "rank %d: cannot open %s (%s): the launcher's "
+        otp_plugin_log(OTM_LOG_INFO, "rank %d: cannot open %s (%s): the launcher's "
                        "witness will not see this rank end", p->node.rank, path,
                        strerror(errno));
 }
 
 /* The host's end begins: from here on it says itself how the job ends. */
-void otm_map_end(const otm_plugin *p)
+void otp_map_end(const otp_plugin *p)
 {
     FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
     if (f) {
@@ -75,7 +75,7 @@ void otm_map_end(const otm_plugin *p)
 /* The status the host ends the job with, when the plugin decides it (a
  * fault, a lost device): the launcher exits with it, whatever the MPI
  * runtime reports (an MPI_Abort, a rank it killed). */
-void otm_map_status(const otm_plugin *p, int status)
+void otp_map_status(const otp_plugin *p, int status)
 {
     FILE *f = p->settings.map_len ? fopen(p->settings.map, "ae") : NULL;
     if (f) {
@@ -84,26 +84,26 @@ void otm_map_status(const otm_plugin *p, int status)
     }
 }
 
-void otm_map_gather(otm_plugin *p)
+void otp_map_gather(otp_plugin *p)
 {
     rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
     gethostname(me.host, sizeof me.host - 1);
     /* The other ranks are in the gather already, which needs the buffer. */
     if (p->node.rank == 0 &&
-        !(all = otm_plugin_calloc((size_t)p->node.size, sizeof *all))) {
-        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
-        otm_exit_abort_job();
+        !(all = otp_plugin_calloc((size_t)p->node.size, sizeof *all))) {
+        otp_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
+        otp_exit_abort_job();
     }
     int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
     if (all && rc == MPI_SUCCESS)
         write_map(p, all);
     if (all && rc == MPI_SUCCESS && p->settings.info) {
-        otm_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
+        otp_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
                        (long long)all[0].pid);
         for (int r = 1; r < p->node.size; r++)
-            otm_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
+            otp_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
                            all[r].host, (long long)all[r].pid);
     }
-    otm_plugin_free(all);
+    otp_plugin_free(all);
 }

@@ -25,13 +25,13 @@
 #define POOL_ENTRIES_MAX 256
 #define POOL_LARGEST_MAX 16
 
-static void *alloc_pinned(otm_plugin *p, int64_t size)
+static void *alloc_pinned(otp_plugin *p, int64_t size)
 {
-    void *ptr = otm_plugin_malloc(size ? (size_t)size : 1);
+    void *ptr = otp_plugin_malloc(size ? (size_t)size : 1);
     pthread_mutex_lock(&p->pool_lock);
     if (ptr && p->npinned == p->pinned_cap) {
         size_t cap = p->pinned_cap ? 2 * p->pinned_cap : 16;
-        void **grown = otm_plugin_realloc(p->pinned, cap * sizeof *grown);
+        void **grown = otp_plugin_realloc(p->pinned, cap * sizeof *grown);
         if (grown) {
             p->pinned = grown;
             p->pinned_cap = cap;
@@ -40,12 +40,12 @@ static void *alloc_pinned(otm_plugin *p, int64_t size)
     if (ptr && p->npinned < p->pinned_cap)
         p->pinned[p->npinned++] = ptr;
     else if (ptr)
-        otm_plugin_free(ptr), ptr = NULL;
+        otp_plugin_free(ptr), ptr = NULL;
     pthread_mutex_unlock(&p->pool_lock);
     return ptr;
 }
 
-static int free_pinned(otm_plugin *p, void *ptr)
+static int free_pinned(otp_plugin *p, void *ptr)
 {
     int found = 0;
     pthread_mutex_lock(&p->pool_lock);
@@ -57,22 +57,22 @@ static int free_pinned(otm_plugin *p, void *ptr)
     }
     pthread_mutex_unlock(&p->pool_lock);
     if (found)
-        otm_plugin_free(ptr);
+        otp_plugin_free(ptr);
     return found;
 }
 
 /* Takes a pooled allocation of exactly `size` bytes, or returns 0. */
-static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
+static uint64_t pool_take(otp_plugin *p, otp_device *d, uint64_t size)
 {
     uint64_t addr = 0;
     pthread_mutex_lock(&p->pool_lock);
-    for (otm_pool_entry **e = &d->pool; *e; e = &(*e)->next) {
+    for (otp_pool_entry **e = &d->pool; *e; e = &(*e)->next) {
         if ((*e)->size == size) {
-            otm_pool_entry *hit = *e;
+            otp_pool_entry *hit = *e;
             *e = hit->next;
             addr = hit->addr;
             d->pool_bytes -= hit->size;
-            otm_plugin_free(hit);
+            otp_plugin_free(hit);
             break;
         }
     }
@@ -80,24 +80,24 @@ static uint64_t pool_take(otm_plugin *p, otm_device *d, uint64_t size)
     return addr;
 }
 
-static void live_add(otm_plugin *p, otm_device *d, uint64_t addr, uint64_t size)
+static void live_add(otp_plugin *p, otp_device *d, uint64_t addr, uint64_t size)
 {
     pthread_mutex_lock(&p->pool_lock);
     if (d->nlive == d->live_cap) {
         size_t cap = d->live_cap ? 2 * d->live_cap : 64;
-        otm_live *grown = otm_plugin_realloc(d->live, cap * sizeof *grown);
+        otp_live *grown = otp_plugin_realloc(d->live, cap * sizeof *grown);
         if (grown) {
             d->live = grown;
             d->live_cap = cap;
         }
     }
     if (d->nlive < d->live_cap)   /* else: not pooled, deleted for real */
-        d->live[d->nlive++] = (otm_live){addr, size};
+        d->live[d->nlive++] = (otp_live){addr, size};
     pthread_mutex_unlock(&p->pool_lock);
 }
 
 /* Whether the pool may keep `size` more bytes of d's. */
-static int pool_room(const otm_plugin *p, const otm_device *d, int entries, uint64_t size)
+static int pool_room(const otp_plugin *p, const otp_device *d, int entries, uint64_t size)
 {
     return entries < POOL_ENTRIES_MAX &&
            d->pool_bytes + size <= POOL_LARGEST_MAX * p->settings.pool_max;
@@ -107,11 +107,11 @@ static int pool_room(const otm_plugin *p, const otm_device *d, int entries, uint
  * Returns 1 if it was kept, -1 if it is in the pool already (a double
  * free: deleting it on the device would leave the pool holding a dangling
  * address), 0 if it must be deleted on the device. */
-static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
+static int pool_keep(otp_plugin *p, otp_device *d, uint64_t addr)
 {
     int kept = 0, entries = 0;
     pthread_mutex_lock(&p->pool_lock);
-    for (otm_pool_entry *e = d->pool; e; e = e->next, entries++)
+    for (otp_pool_entry *e = d->pool; e; e = e->next, entries++)
         if (e->addr == addr)
             kept = -1;
     if (kept < 0)
@@ -120,10 +120,10 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
         if (d->live[i].addr != addr)
             continue;
         uint64_t size = d->live[i].size;
-        otm_pool_entry *e =
-            pool_room(p, d, entries, size) ? otm_plugin_malloc(sizeof *e) : NULL;
+        otp_pool_entry *e =
+            pool_room(p, d, entries, size) ? otp_plugin_malloc(sizeof *e) : NULL;
         if (e) {
-            *e = (otm_pool_entry){addr, size, d->pool};
+            *e = (otp_pool_entry){addr, size, d->pool};
             d->pool = e;
             d->pool_bytes += size;
             kept = 1;
@@ -135,12 +135,12 @@ static int pool_keep(otm_plugin *p, otm_device *d, uint64_t addr)
     return kept;
 }
 
-void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind)
+void *otp_memory_alloc(otp_plugin *p, otp_device *d, int64_t size, int32_t kind)
 {
     if (kind == TARGET_ALLOC_HOST) {
         void *ptr = alloc_pinned(p, size);
         if (!ptr)
-            otm_plugin_log(OTM_LOG_ERROR, "data_alloc of %lld host-pinned bytes on device "
+            otp_plugin_log(OTM_LOG_ERROR, "data_alloc of %lld host-pinned bytes on device "
                            "%d failed: out of memory", (long long)size, d->rank - 1);
         return ptr;
     }
@@ -152,41 +152,41 @@ void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind)
     }
     otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
                  .arg = (uint64_t)kind, .result = &addr};
-    if (otm_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
+    if (otp_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
         return NULL;
     if (pooled)
         live_add(p, d, addr, (uint64_t)size);
     return (void *)(uintptr_t)addr;
 }
 
-int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt)
+int32_t otp_memory_delete(otp_plugin *p, otp_device *d, void *tgt)
 {
     if (free_pinned(p, tgt))
         return OFFLOAD_SUCCESS;
     int pooled = pool_keep(p, d, (uint64_t)(uintptr_t)tgt);
     if (pooled < 0) {
-        otm_plugin_log(OTM_LOG_ERROR, "data_delete on device %d: pointer already freed",
+        otp_plugin_log(OTM_LOG_ERROR, "data_delete on device %d: pointer already freed",
                        d->rank - 1);
         return OFFLOAD_FAIL;
     }
     if (pooled)
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
-    return otm_host_submit_op(p, &op, NULL, "data_delete");
+    return otp_host_submit_op(p, &op, NULL, "data_delete");
 }
 
-void otm_memory_release(otm_plugin *p)
+void otp_memory_release(otp_plugin *p)
 {
     for (int i = 0; i < p->ndevices; i++) {
-        otm_device *d = &p->devices[i];
+        otp_device *d = &p->devices[i];
         while (d->pool) {
-            otm_pool_entry *e = d->pool;
+            otp_pool_entry *e = d->pool;
             d->pool = e->next;
-            otm_plugin_free(e);
+            otp_plugin_free(e);
         }
-        otm_plugin_free(d->live);
+        otp_plugin_free(d->live);
     }
     for (size_t i = 0; i < p->npinned; i++)
-        otm_plugin_free(p->pinned[i]);
-    otm_plugin_free(p->pinned);
+        otp_plugin_free(p->pinned[i]);
+    otp_plugin_free(p->pinned);
 }

@@ -3,7 +3,7 @@
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
  * process (the only mutable global of the production code besides the log
- * level and descriptor of log.c and the test hook's count of alloc.c,
+ * level and descriptor of plugin_log.c and the test hook's count of alloc.c,
  * which must exist before the instance does), created on the first call
  * and torn down at unregister_lib (libomptarget 14) or deinit_plugin (16,
  * which calls it first). Everything else hangs off it: the settings, this
@@ -20,10 +20,10 @@
  *   exit.c       the end of a process, and of a job that cannot start
  *   map.c        the job's map (OMPTARGET_MPI_INFO, OMPTARGET_MPI_MAP)
  *   test_hooks.c the test hook that kills a device rank
- *   log.c        the plugin's lines on stderr
+ *   plugin_log.c the plugin's lines on stderr
  *   images.c     the program's registered descriptors and images
  *   memory.c     data_alloc and data_delete: the pool, host-pinned memory
- *   host.c       rank 0: devices, region output and faults, queues, waits
+ *   host_ops.c   rank 0: devices, region output and faults, queues, waits
  *   worker.c     a rank >= 1: the device operations and the serving threads
  */
 #ifndef OTM_PLUGIN_H
@@ -38,84 +38,84 @@
 #include "otm/pmpi.h"
 #include "otm/settings.h"
 
-typedef enum otm_role {
+typedef enum otp_role {
     OTM_ROLE_NONE = 0,      /* not started, or no usable MPI job */
     OTM_ROLE_HOST,
     OTM_ROLE_WORKER
-} otm_role;
+} otp_role;
 
 /* A host queue: one per __tgt_async_info, plus one per synchronous call. */
-typedef struct otm_pqueue otm_pqueue;
-struct otm_pqueue {
+typedef struct otp_pqueue otp_pqueue;
+struct otp_pqueue {
     otm_queue q;
     pthread_mutex_t lock;   /* held while progressing q */
     int refs;               /* the async info, events, waiting queues */
-    otm_pqueue **waits;     /* queues this one waits on (wait_event): a
+    otp_pqueue **waits;     /* queues this one waits on (wait_event): a
                              * wait progresses them too, so one thread
                              * alone cannot deadlock on its own event */
     size_t nwaits, waits_cap;
 };
 
 /* A recorded event (create/record/wait/sync/destroy_event). */
-typedef struct otm_pevent {
+typedef struct otp_pevent {
     otm_event *ev;          /* reference to the recorded event, or NULL */
-    otm_pqueue *queue;      /* where it runs, to progress it when synced */
-} otm_pevent;
+    otp_pqueue *queue;      /* where it runs, to progress it when synced */
+} otp_pevent;
 
 /* Pool of freed device allocations, per device and size (memory.c). */
-typedef struct otm_pool_entry {
+typedef struct otp_pool_entry {
     uint64_t addr, size;
-    struct otm_pool_entry *next;
-} otm_pool_entry;
+    struct otp_pool_entry *next;
+} otp_pool_entry;
 
 /* A live device allocation, known so the pool can keep it on delete. */
-typedef struct otm_live {
+typedef struct otp_live {
     uint64_t addr, size;
-} otm_live;
+} otp_live;
 
 /* An image loaded on a device, as the host knows it. */
-typedef struct otm_hosted {
+typedef struct otp_hosted {
     __tgt_bin_desc *desc;           /* the descriptor that holds it */
     const void *image;              /* where its bytes start */
     uint64_t id;                    /* the LOAD's id */
     __tgt_target_table table;       /* what libomptarget uses */
-} otm_hosted;
+} otp_hosted;
 
-typedef struct otm_device {
+typedef struct otp_device {
     int rank;
     int initialized;
-    otm_hosted **loaded;            /* images loaded on it */
+    otp_hosted **loaded;            /* images loaded on it */
     size_t nloaded, loaded_cap;
-    otm_pool_entry *pool;           /* freed allocations kept for reuse */
+    otp_pool_entry *pool;           /* freed allocations kept for reuse */
     uint64_t pool_bytes;            /* their sizes summed */
-    otm_live *live;                 /* allocations handed out (pool on) */
+    otp_live *live;                 /* allocations handed out (pool on) */
     size_t nlive, live_cap;
     int failed;                     /* a region faulted: every call fails */
     char failure[640];              /* why, for those calls */
-} otm_device;
+} otp_device;
 
 /* How long a kernel last ran on this worker (worker.c): one slot per
  * kernel address modulo OTM_KERNEL_TIMES, a later kernel of the same slot
  * taking it over. Written by the thread that ran the kernel, read by the
  * gate's holder (atomically, each field). */
 #define OTM_KERNEL_TIMES 64
-typedef struct otm_kernel_time {
+typedef struct otp_kernel_time {
     uint64_t kernel, ns;
-} otm_kernel_time;
+} otp_kernel_time;
 
 /* An image loaded on a worker. */
-typedef struct otm_loaded {
+typedef struct otp_loaded {
     uint64_t id;
-    otm_image *image;
+    otd_image *image;
     otm_entry *entries;
     uint64_t count;
-} otm_loaded;
+} otp_loaded;
 
-typedef struct otm_plugin {
-    otm_role role;
+typedef struct otp_plugin {
+    otp_role role;
     otm_settings settings;
     otm_node node;
-    struct otm_trace *trace;        /* spans and counters, or NULL (trace.h) */
+    struct ots_trace *trace;        /* spans and counters, or NULL (trace.h) */
     pthread_mutex_t lock;           /* the node's lock hook */
     int mpi_owned;                  /* we initialised MPI, we finalise it */
     MPI_Errhandler world_errhandler;  /* MPI_COMM_WORLD's, the program's */
@@ -131,31 +131,31 @@ typedef struct otm_plugin {
     __tgt_bin_desc **descs;
     size_t ndescs, descs_cap;
     /* host */
-    pthread_mutex_t wait_lock;      /* the waits in progress (host.c) */
+    pthread_mutex_t wait_lock;      /* the waits in progress (host_ops.c) */
     struct otm_waiter *waiters;     /* threads in the host's wait */
     int nwaiters;                   /* their number (written under
                                      * wait_lock, read atomically) */
     int polling;                    /* one of them polls for all */
-    otm_device *devices;
+    otp_device *devices;
     int ndevices;
     pthread_mutex_t pool_lock;      /* pools, live lists, pinned (memory.c) */
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
     uint64_t next_load;             /* id of the next LOAD (images_lock) */
-    int end_recorded;               /* otm_host_end_with was first (atomic) */
+    int end_recorded;               /* otp_host_end_with was first (atomic) */
     const char *end_why;            /* why the job ends, NULL: said already */
     int end_status;                 /* 1 + the status the job ends with, 0:
                                      * none yet (atomic; written after
                                      * end_why) */
     /* worker */
-    otm_loaded *loaded;             /* images loaded (images_lock) */
+    otp_loaded *loaded;             /* images loaded (images_lock) */
     size_t nloaded, loaded_cap;
     int expected_registrations;     /* start-up descriptors to wait for */
     struct otm_worker_shell *shell; /* the worker's threads (worker.c) */
-    struct otm_output *output;      /* the regions' captured output */
+    struct otd_output *output;      /* the regions' captured output */
     int test_kill_kind;             /* OTM_TEST_KILL_AT's kind, or 0 */
-    otm_kernel_time kernel_times[OTM_KERNEL_TIMES];
-} otm_plugin;
+    otp_kernel_time kernel_times[OTM_KERNEL_TIMES];
+} otp_plugin;
 
 /* ---- the start (startup.c) ---- */
 
@@ -163,44 +163,44 @@ typedef struct otm_plugin {
  * node set up, the role decided: rank 0 hosts, the others are devices).
  * NULL with one line on stderr when there is no usable MPI job (no
  * launcher, a single rank, a bad setting). Thread-safe: started once. */
-otm_plugin *otm_plugin_get(void);
+otp_plugin *otp_plugin_get(void);
 /* The instance if it exists and is a host, else NULL. */
-otm_plugin *otm_plugin_host(void);
+otp_plugin *otp_plugin_host(void);
 /* A worker, before it serves: the regions' output captured
  * (OMPTARGET_MPI_FORWARD_OUTPUT) and their faults caught; a part that
  * fails is logged and done without. */
-void otm_worker_begin(otm_plugin *p);
+void otp_worker_begin(otp_plugin *p);
 
 /* ---- the end at the program's end, the program's MPI (program.c) ---- */
 
 /* The end at the program's end (the last unregister_lib, the program's
- * MPI_Finalize): otm_host_end_run, then the host's state freed. A thread
+ * MPI_Finalize): otp_host_end_run, then the host's state freed. A thread
  * that loses the election returns at once, or, when the job's end ends the
- * process (a status is recorded), waits for that (otm_host_end_wait). If a
+ * process (a status is recorded), waits for that (otp_host_end_wait). If a
  * region faulted while the end drained the queues, the process then ends
  * with its status, as it would alone. */
-void otm_host_end(otm_plugin *p);
+void otp_host_end(otp_plugin *p);
 /* The host, at its start: hands the program's MPI layer (src/pmpi), when
  * the launcher preloaded it, the program's MPI_Finalize and fatal errors,
  * which end the devices first. */
-void otm_program_attach(otm_plugin *p);
+void otp_program_attach(otp_plugin *p);
 /* A job of one rank: the layer keeps up the MPI the plugin initialised,
  * for the program, which finalises it (else the process's exit). 1 when
  * the layer took MPI over, 0 when there is no layer. */
-int otm_program_leave_mpi(void);
+int otp_program_leave_mpi(void);
 
 /* ---- the end's fence and the status the job ends with (fence.c) ---- */
 
 /* The end's fence: a host thread calls these around what it does with the
  * node, its queues and its events (otm_host_enter, otm/node.h); the
- * functions of host.c do so themselves. Nested calls count once.
- * otm_plugin_enter returns 0 (inside), or -1 once the end was claimed:
+ * functions of host_ops.c do so themselves. Nested calls count once.
+ * otp_plugin_enter returns 0 (inside), or -1 once the end was claimed:
  * the caller touches nothing of the node and fails; when the end ends the
- * process it never returns (otm_host_end_wait). */
-int otm_plugin_enter(otm_plugin *p);
-void otm_plugin_leave(otm_plugin *p);
+ * process it never returns (otp_host_end_wait). */
+int otp_plugin_enter(otp_plugin *p);
+void otp_plugin_leave(otp_plugin *p);
 /* How deep the calling thread is inside the node (0: outside). */
-int otm_plugin_inside(void);
+int otp_plugin_inside(void);
 /* The status of a job whose region ran longer than
  * OMPTARGET_MPI_KERNEL_TIMEOUT: a program whose alarm went off, 128 +
  * SIGALRM, as a fault gives 128 + its signal (and unlike timeout(1)'s 124,
@@ -208,17 +208,17 @@ int otm_plugin_inside(void);
 #define OTM_EXIT_KERNEL_TIMEOUT 142
 /* Records the status the job is to end with, and why (otm_host_end_if_
  * faulted says it; `why` NULL: said already); the first one wins. */
-void otm_host_end_with(otm_plugin *p, int status, const char *why);
-/* The status recorded (otm_host_end_with), or -1. */
-int otm_host_end_status(otm_plugin *p);
+void otp_host_end_with(otp_plugin *p, int status, const char *why);
+/* The status recorded (otp_host_end_with), or -1. */
+int otp_host_end_status(otp_plugin *p);
 /* Where a thread goes that may not take part in the end (it lost the
  * election, or the node refused it): when the end ends the process (a
  * status is recorded), it waits here for ever, so that libomptarget never
  * sees its call fail and aborts the process under the end; otherwise it
  * returns. */
-void otm_host_end_wait(otm_plugin *p);
+void otp_host_end_wait(otp_plugin *p);
 /* Waits for ever, holding nothing, for the end that ends the process. */
-_Noreturn void otm_host_end_park(void);
+_Noreturn void otp_host_end_park(void);
 
 /* ---- the host's end of the job, the worker's (end.c) ---- */
 
@@ -226,7 +226,7 @@ _Noreturn void otm_host_end_park(void);
  * The host's end of the job. Any host thread may come to it, several at
  * once (a fault seen by each thread waiting on that device, the program's
  * end); the node elects one (otm_host_end_claim, otm/node.h), which waits
- * until no thread is inside the node (otm_plugin_enter), then runs it
+ * until no thread is inside the node (otp_plugin_enter), then runs it
  * alone: EXIT to every worker and their acknowledgements, the trace, the
  * host's state freed, then MPI_Finalize, or MPI_Abort when a worker missed
  * the EXIT. None of these is called inside the node.
@@ -235,47 +235,47 @@ _Noreturn void otm_host_end_park(void);
  * threads to leave the node (every wait ends, by a reply or a timeout),
  * then ends the job. `release` frees the host's state when no status is
  * recorded (the process goes on); NULL when the process ends right after. */
-void otm_host_end_run(otm_plugin *p, void (*release)(otm_plugin *p));
-/* The job first (otm_host_end_run), then this process, with the status
+void otp_host_end_run(otp_plugin *p, void (*release)(otp_plugin *p));
+/* The job first (otp_host_end_run), then this process, with the status
  * recorded: the first recorded wins. A thread that loses the election
  * waits for the winner to end the process. */
-_Noreturn void otm_host_end_job(otm_plugin *p, int status, const char *why);
+_Noreturn void otp_host_end_job(otp_plugin *p, int status, const char *why);
 /* After a region faulted or called exit() (region_fault) or a device was
  * lost (worker_lost): ends the job and the process with the status
  * recorded, as in one process, saying so once. A failing entry point
  * calls it before it returns; no-op when nothing is recorded. */
-void otm_host_end_if_faulted(otm_plugin *p);
+void otp_host_end_if_faulted(otp_plugin *p);
 /* Once no thread records any more: writes this rank's trace file, prints
  * the host's counters (OMPTARGET_MPI_INFO) and frees the recorder. */
-void otm_plugin_trace_end(otm_plugin *p);
+void otp_plugin_trace_end(otp_plugin *p);
 /* A worker, once its threads ended after EXIT: the trace, the node,
  * MPI_Finalize, the regions' last output; then _exit, with 1 when
  * MPI_Finalize failed. */
-void otm_worker_end(otm_plugin *p) __attribute__((noreturn));
+void otp_worker_end(otp_plugin *p) __attribute__((noreturn));
 /* The program's MPI layer's attach function (otm/pmpi.h), when the
  * launcher preloaded it, else NULL. */
-otm_pmpi_attach_fn *otm_program_mpi_layer(void);
+otm_pmpi_attach_fn *otp_program_mpi_layer(void);
 
 /* ---- the end of a process (exit.c) ---- */
 
 /* The end of a process the plugin decides: what stdio holds is written,
  * libomp's registration removed (its destructor will not run), coverage
  * counters dumped, then _exit(status). */
-_Noreturn void otm_exit_process(int status);
+_Noreturn void otp_exit_process(int status);
 /* A bad setting in a job a launcher started: no rank may run the program,
  * so the job ends with status 1, every rank together, rank 0 saying `why`;
  * MPI is initialised if it was not, and finalised in order. */
-_Noreturn void otm_exit_refuse_job(otm_plugin *p, const char *why);
+_Noreturn void otp_exit_refuse_job(otp_plugin *p, const char *why);
 /* A rank that cannot take its part in a launched job (its node did not
  * start, memory was short): the job is aborted (MPI_Abort, status 1), MPI
  * initialised for it if it was not. */
-_Noreturn void otm_exit_abort_job(void);
+_Noreturn void otp_exit_abort_job(void);
 /* Before the host's MPI_Abort: waits, in the idle policy of s and for at
  * most 2 s, until the launcher has read what rank 0 wrote. */
-void otm_exit_drain_output(const otm_settings *s);
+void otp_exit_drain_output(const otm_settings *s);
 /* Writes the coverage counters (a coverage build only; else nothing),
  * which _exit and MPI_Abort would skip. */
-void otm_exit_dump_coverage(void);
+void otp_exit_dump_coverage(void);
 
 /* ---- the job's map (map.c) ---- */
 
@@ -284,14 +284,14 @@ void otm_exit_dump_coverage(void);
  * and, with OMPTARGET_MPI_INFO, prints which process serves which device.
  * A map not written is a warning; no memory for it on rank 0 aborts the
  * job. */
-void otm_map_gather(otm_plugin *p);
+void otp_map_gather(otp_plugin *p);
 /* With a map, this rank holds MAP.R (R: its rank) open for as long as it
  * lives, for the launcher's witness; a warning (info) if it cannot. */
-void otm_map_hold_rank_file(const otm_plugin *p);
+void otp_map_hold_rank_file(const otp_plugin *p);
 /* The map's line `end`: the host's end begins, and says how the job ends. */
-void otm_map_end(const otm_plugin *p);
+void otp_map_end(const otp_plugin *p);
 /* The map's line `status S`: the status the host ends the job with. */
-void otm_map_status(const otm_plugin *p, int status);
+void otp_map_status(const otp_plugin *p, int status);
 
 /* ---- the test hook that kills a device rank (test_hooks.c) ---- */
 
@@ -299,7 +299,7 @@ void otm_map_status(const otm_plugin *p, int status);
  * (OTM_TEST_KILL_RANK, default 1; docs/testing.md), it kills itself with
  * SIGKILL the moment the first event of that kind reaches its gate. A word
  * that is not a kind is said, and the hook is off. */
-void otm_test_kill_start(otm_plugin *p);
+void otp_test_kill_start(otp_plugin *p);
 
 /* ---- the plugin's own memory (alloc.c) ---- */
 
@@ -312,64 +312,64 @@ void otm_test_kill_start(otm_plugin *p);
  * for NULL and fails cleanly: an entry point returns OFFLOAD_FAIL or NULL
  * with one line saying out of memory, a worker replies OTM_ERR_NOMEM, and
  * a failure at start-up gives 0 devices or aborts the job. Thread-safe. */
-void *otm_plugin_malloc(size_t size);
-void *otm_plugin_calloc(size_t n, size_t size);
-void *otm_plugin_realloc(void *ptr, size_t size);
-void otm_plugin_free(void *ptr);
+void *otp_plugin_malloc(size_t size);
+void *otp_plugin_calloc(size_t n, size_t size);
+void *otp_plugin_realloc(void *ptr, size_t size);
+void otp_plugin_free(void *ptr);
 /* With the test hook set for this process, one line saying how many
  * allocations it made (the tests sweep N over them); nothing otherwise.
  * Called where a process ends: the host's end, the worker's. */
-void otm_plugin_alloc_report(void);
+void otp_plugin_alloc_report(void);
 
-/* ---- the plugin's lines on stderr (log.c) ---- */
+/* ---- the plugin's lines on stderr (plugin_log.c) ---- */
 
 /* Formats one line, prefixed "omptarget-mpi: ", if level is within the
  * log level; one write, so that ranks' lines do not interleave. */
-void otm_plugin_log(int level, const char *fmt, ...)
+void otp_plugin_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* As otm_plugin_log, for a line that has its prefix (the core's). */
-void otm_plugin_log_line(int level, const char *line);
+/* As otp_plugin_log, for a line that has its prefix (the core's). */
+void otp_plugin_log_line(int level, const char *line);
 /* The level above which lines are dropped (OMPTARGET_MPI_LOG); warnings
  * until the settings are read. */
-void otm_plugin_log_level(int level);
+void otp_plugin_log_level(int level);
 /* Sends the plugin's lines to descriptor fd from now on (2 by default). */
-void otm_plugin_log_to(int fd);
+void otp_plugin_log_to(int fd);
 
 /* ---- the program's images (images.c) ---- */
 /* Registers a descriptor (once); returns how many are registered, or -1
  * when memory is short. */
-int otm_desc_add(otm_plugin *p, __tgt_bin_desc *desc);
+int otp_desc_add(otp_plugin *p, __tgt_bin_desc *desc);
 /* Forgets a descriptor; returns how many are left, or -1 if it was not
  * registered. */
-int otm_desc_remove(otm_plugin *p, __tgt_bin_desc *desc);
+int otp_desc_remove(otp_plugin *p, __tgt_bin_desc *desc);
 /* The registered descriptor that holds `image`, or NULL. */
-__tgt_bin_desc *otm_desc_of(otm_plugin *p, const __tgt_device_image *image);
+__tgt_bin_desc *otp_desc_of(otp_plugin *p, const __tgt_device_image *image);
 /* The ELF bytes of an image record (unwrapped from clang 16's offload
  * binary). */
-otm_status otm_image_elf(const __tgt_device_image *image, const void **elf,
+otm_status otp_image_elf(const __tgt_device_image *image, const void **elf,
                          size_t *size, char *err, size_t errlen);
 /* otm_wire_hash over the entries' names, each with its NUL, in order. */
-uint64_t otm_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end);
+uint64_t otp_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end);
 /* Worker: the registered image `ref` names (size, hash, and the names of
  * its host entries), with its ELF bytes in *elf; NULL when there is none. */
-const __tgt_device_image *otm_image_own(otm_plugin *p, const otm_image_ref *ref,
+const __tgt_device_image *otp_image_own(otp_plugin *p, const otm_image_ref *ref,
                                         const void **elf);
 /* load_binary of `image` on device d (NULL: a bad id, said already): the
  * table of the host's record of it, made on the first load (LOAD, by
  * reference first, then with the image's bytes when the worker does not
  * hold it), or NULL with the reason logged. All or nothing: when memory is
  * short, d lists nothing new. Host threads may call in at once. */
-__tgt_target_table *otm_images_load(otm_plugin *p, otm_device *d, int32_t id,
+__tgt_target_table *otp_images_load(otp_plugin *p, otp_device *d, int32_t id,
                                     __tgt_device_image *image);
 /* Unloads, on device d, the images of `desc` (every image when NULL) and
  * drops their records; a device that failed is sent nothing. */
-void otm_images_unload(otm_plugin *p, otm_device *d, __tgt_bin_desc *desc);
+void otp_images_unload(otp_plugin *p, otp_device *d, __tgt_bin_desc *desc);
 /* Frees the records of device d at the end of the job (the workers drop
  * the images at EXIT); none is left. */
-void otm_images_release(otm_device *d);
+void otp_images_release(otp_device *d);
 /* How many loaded objects call __tgt_register_lib: the registrations the
  * start-up of the program makes (0 if none could be told). */
-int otm_startup_registrations(void);
+int otp_startup_registrations(void);
 
 /* ---- device memory (memory.c): host threads may call in at once ---- */
 
@@ -379,73 +379,73 @@ int otm_startup_registrations(void);
  * logged, when memory is short or the ALLOC failed. When there is no
  * memory to remember a pooled allocation, it is not pooled (its delete is
  * real). */
-void *otm_memory_alloc(otm_plugin *p, otm_device *d, int64_t size, int32_t kind);
+void *otp_memory_alloc(otp_plugin *p, otp_device *d, int64_t size, int32_t kind);
 /* data_delete of tgt (not NULL) on device d: frees host-pinned memory,
  * keeps a pooled size in d's pool, else deletes it on the device. A
  * pointer the pool holds already fails (a double free). OFFLOAD_SUCCESS,
  * or OFFLOAD_FAIL with the reason logged. */
-int32_t otm_memory_delete(otm_plugin *p, otm_device *d, void *tgt);
+int32_t otp_memory_delete(otp_plugin *p, otp_device *d, void *tgt);
 /* Frees the pools and the host-pinned memory left at the end of the job
  * (the workers drop the device memory at EXIT). */
-void otm_memory_release(otm_plugin *p);
+void otp_memory_release(otp_plugin *p);
 
-/* ---- host (host.c) ---- */
+/* ---- host (host_ops.c) ---- */
 /* The devices: one per rank >= 1. -1 when memory is short. */
-int otm_host_start(otm_plugin *p);
+int otp_host_start(otp_plugin *p);
 /* Worker `rank` stopped answering: `why` OTM_ERR_UNRESPONSIVE, to a
  * liveness probe while a region ran on it; OTM_ERR_TIMEOUT, an operation
  * with it made no progress for a timeout (the core's worker_lost). Said
  * once, with its device and rank, and the device marked failed, so that
  * later calls on it fail at once. */
-void otm_host_device_lost(otm_plugin *p, int rank, otm_status why);
+void otp_host_device_lost(otp_plugin *p, int rank, otm_status why);
 /* The node's hooks of the host: the regions' output to stdout/stderr, and
  * their faults reported and their device marked failed. */
-void otm_host_region_hooks(otm_hooks *h);
+void otp_host_region_hooks(otm_hooks *h);
 /* A new empty queue with one reference; NULL when memory is short. */
-otm_pqueue *otm_pqueue_new(otm_plugin *p);
+otp_pqueue *otp_pqueue_new(otp_plugin *p);
 /* Drops a reference; the last one frees q and drops q's references on the
  * queues it waits on. */
-void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q);
+void otp_pqueue_unref(otp_plugin *p, otp_pqueue *q);
 /* The async info lets go of q (synchronize, or query_async that found it
  * empty): q's waits go first, then the info's reference. A wait matters
  * only while a wait_event of q is queued, and two queues that waited on
  * each other's events would otherwise hold each other for ever. */
-void otm_pqueue_release(otm_plugin *p, otm_pqueue *q);
+void otp_pqueue_release(otp_plugin *p, otp_pqueue *q);
 /* The queue of an async info, created on first use. NULL: out of memory. */
-otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai);
+otp_pqueue *otp_async_queue(otp_plugin *p, __tgt_async_info *ai);
 /* Records that q waits on an event of `on`: q's waits gain `on` and the
  * queues `on` waits on, each with a reference (so that one wait of q's
  * progresses every queue the event may depend on). -1 when memory is
  * short. */
-int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on);
+int otp_pqueue_depend(otp_plugin *p, otp_pqueue *q, otp_pqueue *on);
 /* Waits for every event of q; returns its first failure (then reset).
- * This and otm_event_wait share the host's one wait loop. */
-otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q);
+ * This and otp_event_wait share the host's one wait loop. */
+otm_status otp_pqueue_wait(otp_plugin *p, otp_pqueue *q);
 /* Progresses q (and the queues it waits on) once, without blocking.
  * Returns 1 when q is empty, with its first failure in *st (then reset),
  * else 0. */
-int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st);
+int otp_pqueue_query(otp_plugin *p, otp_pqueue *q, otm_status *st);
 /* Waits for one event of q (progressing q); returns its status. */
-int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev);
+int otp_event_wait(otp_plugin *p, otp_pqueue *q, otm_event *ev);
 /* Enqueues op on the async info's queue, or runs it synchronously when ai
  * is NULL. Returns OFFLOAD_SUCCESS / OFFLOAD_FAIL with the reason logged. */
-int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
+int32_t otp_host_submit_op(otp_plugin *p, const otm_op *op,
                            __tgt_async_info *ai, const char *what);
 /* Runs op synchronously on a queue of its own; returns its status. */
-otm_status otm_host_run_op(otm_plugin *p, const otm_op *op);
-/* As otm_host_submit_op, but returns only once the operation itself ended
+otm_status otp_host_run_op(otp_plugin *p, const otm_op *op);
+/* As otp_host_submit_op, but returns only once the operation itself ended
  * (the queue's later events stay queued), with its own status: the
  * retrieve rule of rtl.c. The queue keeps every failure for synchronize. */
-int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
+int32_t otp_host_submit_op_ended(otp_plugin *p, const otm_op *op,
                                  __tgt_async_info *ai, const char *what);
 
 /* ---- worker (worker.c) ---- */
 /* The operations the core calls to serve the host: loading and unloading
  * images, running regions under the fault guard, handing over their
- * output (when otm_worker_begin captures it). */
-otm_device_ops otm_worker_device_ops(otm_plugin *p);
+ * output (when otp_worker_begin captures it). */
+otm_device_ops otp_worker_device_ops(otp_plugin *p);
 /* Serves as a device until the host's EXIT, then ends the process
- * (otm_worker_end); never returns. */
-void otm_worker_main(otm_plugin *p) __attribute__((noreturn));
+ * (otp_worker_end); never returns. */
+void otp_worker_main(otp_plugin *p) __attribute__((noreturn));
 
 #endif

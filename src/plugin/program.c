@@ -16,41 +16,41 @@
 #include "otm/pmpi.h"
 #include "plugin.h"
 
-/* The host the layer was handed (otm_program_attach): the layer's calls
+/* The host the layer was handed (otp_program_attach): the layer's calls
  * carry no context. */
-static otm_plugin *attached;
+static otp_plugin *attached;
 
 /* ---- the host's end at the program's end --------------------------------------- */
 
-/* Frees what otm_host_start made and the calls since added to the devices
- * (memory: otm_memory_release; image records: otm_images_release); no
+/* Frees what otp_host_start made and the calls since added to the devices
+ * (memory: otp_memory_release; image records: otp_images_release); no
  * device is left. */
-static void release_host(otm_plugin *p)
+static void release_host(otp_plugin *p)
 {
-    otm_memory_release(p);
+    otp_memory_release(p);
     for (int d = 0; d < p->ndevices; d++)
-        otm_images_release(&p->devices[d]);
-    otm_plugin_free(p->devices);
+        otp_images_release(&p->devices[d]);
+    otp_plugin_free(p->devices);
     /* Later calls (libomptarget 16 still calls deinit_device) find no
      * device rather than freed memory. */
     p->devices = NULL;
     p->ndevices = 0;
 }
 
-void otm_host_end(otm_plugin *p)
+void otp_host_end(otp_plugin *p)
 {
     if (!otm_host_end_claim(&p->node)) {
-        otm_host_end_wait(p);
+        otp_host_end_wait(p);
         return;
     }
-    otm_host_end_run(p, release_host);
-    int status = otm_host_end_status(p);
+    otp_host_end_run(p, release_host);
+    int status = otp_host_end_status(p);
     if (status >= 0) {
         const char *why = p->end_why;
         if (why)
-            otm_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
+            otp_plugin_log(OTM_LOG_ERROR, "%s: the job ends with exit status %d", why,
                            status);
-        otm_exit_process(status);
+        otp_exit_process(status);
     }
 }
 
@@ -60,9 +60,9 @@ void otm_host_end(otm_plugin *p)
 /* The program's MPI_Finalize: the devices end in order, then MPI. */
 static int program_finalize(void)
 {
-    otm_plugin *p = attached;
+    otp_plugin *p = attached;
     p->program_finalized = 1;
-    otm_host_end(p);
+    otp_host_end(p);
     int done = 0;
     MPI_Finalized(&done);
     return done ? MPI_SUCCESS : MPI_Finalize();
@@ -71,7 +71,7 @@ static int program_finalize(void)
 /* The layer said why (an MPI_ERRORS_ARE_FATAL error). */
 static _Noreturn void program_end_job(int status)
 {
-    otm_host_end_job(attached, status, NULL);
+    otp_host_end_job(attached, status, NULL);
 }
 
 static otm_pmpi_host program_mpi = {.finalize = program_finalize,
@@ -80,9 +80,9 @@ static otm_pmpi_host program_mpi = {.finalize = program_finalize,
 /* The layer, when the launcher preloaded it, is in the global scope; this
  * plugin, dlopen()ed by libomptarget, is not (it exports only
  * __tgt_rtl_*), so the plugin hands the layer what it needs. */
-void otm_program_attach(otm_plugin *p)
+void otp_program_attach(otp_plugin *p)
 {
-    otm_pmpi_attach_fn *attach = otm_program_mpi_layer();
+    otm_pmpi_attach_fn *attach = otp_program_mpi_layer();
     attached = p;
     program_mpi.size = p->node.size;
     if (attach)
@@ -106,15 +106,15 @@ static void finalize_at_exit(void)
 
 static _Noreturn void end_lone_job(int status)
 {
-    otm_exit_process(status);
+    otp_exit_process(status);
 }
 
 /* 1 when the layer took MPI over for the program, 0 when there is none. */
-int otm_program_leave_mpi(void)
+int otp_program_leave_mpi(void)
 {
     static otm_pmpi_host lone = {.size = 1, .finalize = finalize_once,
                                  .end_job = end_lone_job};
-    otm_pmpi_attach_fn *attach = otm_program_mpi_layer();
+    otm_pmpi_attach_fn *attach = otp_program_mpi_layer();
     if (!attach || atexit(finalize_at_exit))
         return 0;
     attach(&lone);

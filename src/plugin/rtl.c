@@ -5,10 +5,10 @@
  *
  * Each one checks its arguments (they come from libomptarget and from the
  * user's program through it), turns the call into an operation of the core
- * (host.c runs it; memory.c serves data_alloc and data_delete), and reports
+ * (host_ops.c runs it; memory.c serves data_alloc and data_delete), and reports
  * failure as OFFLOAD_FAIL with a line on stderr saying why. The job starts
  * with the first call and ends with the last unregister_lib, or with
- * deinit_plugin when nothing was registered (program.c's otm_host_end).
+ * deinit_plugin when nothing was registered (program.c's otp_host_end).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,29 +22,29 @@
 
 static int32_t fail(const char *fmt, const char *what, int32_t id)
 {
-    otm_plugin_log(OTM_LOG_ERROR, fmt, what, (int)id);
+    otp_plugin_log(OTM_LOG_ERROR, fmt, what, (int)id);
     return OFFLOAD_FAIL;
 }
 
 /* The device, or NULL (logged) for a bad id, a process without devices or
  * a device that failed. */
-static otm_device *device(int32_t id)
+static otp_device *device(int32_t id)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (p && p->program_finalized) {
-        otm_plugin_log(OTM_LOG_ERROR, "device %d: the program's MPI_Finalize ended the "
+        otp_plugin_log(OTM_LOG_ERROR, "device %d: the program's MPI_Finalize ended the "
                        "devices; no target construct can run after it", (int)id);
         return NULL;
     }
     if (!p || id < 0 || id >= p->ndevices) {
-        otm_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
+        otp_plugin_log(OTM_LOG_ERROR, "invalid device id %d", (int)id);
         return NULL;
     }
-    otm_device *d = &p->devices[id];
+    otp_device *d = &p->devices[id];
     if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
-        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
+        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
                        d->rank, d->failure);
-        otm_host_end_if_faulted(p);
+        otp_host_end_if_faulted(p);
         return NULL;
     }
     return d;
@@ -74,13 +74,13 @@ int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
     size_t size;
     return range_mapped(image, image + 1) &&
            range_mapped(image->ImageStart, image->ImageEnd) &&
-           otm_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
-           otm_image_check(elf, size, err, sizeof err) == OTM_OK;
+           otp_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
+           otd_image_check(elf, size, err, sizeof err) == OTM_OK;
 }
 
 int32_t __tgt_rtl_number_of_devices(void)
 {
-    otm_plugin *p = otm_plugin_get();
+    otp_plugin *p = otp_plugin_get();
     if (!p)
         return 0;
     /* A worker reports one device so that libomptarget calls register_lib,
@@ -95,34 +95,34 @@ int32_t __tgt_rtl_number_of_devices(void)
  * registered there; the host sends its images' bytes. */
 int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
 {
-    otm_plugin *p = otm_plugin_get();
+    otp_plugin *p = otp_plugin_get();
     if (!p || !desc)
         return OFFLOAD_SUCCESS;
-    int n = otm_desc_add(p, desc);
-    otm_plugin_log(OTM_LOG_DEBUG, "register_lib %p: %d registered", (void *)desc, n);
+    int n = otp_desc_add(p, desc);
+    otp_plugin_log(OTM_LOG_DEBUG, "register_lib %p: %d registered", (void *)desc, n);
     if (n < 0)
-        otm_plugin_log(OTM_LOG_ERROR, "register_lib: out of memory");
+        otp_plugin_log(OTM_LOG_ERROR, "register_lib: out of memory");
     if (p->role != OTM_ROLE_WORKER)
         return n < 0 ? OFFLOAD_FAIL : OFFLOAD_SUCCESS;
     if (p->expected_registrations == 0)
-        p->expected_registrations = otm_startup_registrations();
+        p->expected_registrations = otp_startup_registrations();
     if (n < 0 || n >= p->expected_registrations)
-        otm_worker_main(p);
+        otp_worker_main(p);
     return OFFLOAD_SUCCESS;
 }
 
-/* The host's end of the job (otm_host_end). It comes with the last
+/* The host's end of the job (otp_host_end). It comes with the last
  * unregister_lib (libomptarget 14 and 16), or with deinit_plugin when
  * nothing was registered; once. */
 static int32_t stop_host(void)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (p)
-        otm_host_end(p);
+        otp_host_end(p);
     return OFFLOAD_SUCCESS;
 }
 
-static size_t registered(otm_plugin *p)
+static size_t registered(otp_plugin *p)
 {
     pthread_mutex_lock(&p->images_lock);
     size_t n = p->ndescs;
@@ -136,16 +136,16 @@ static size_t registered(otm_plugin *p)
  * no other is registered: it may be the program's only one. */
 int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (!p)
         return OFFLOAD_SUCCESS;
-    int left = otm_desc_remove(p, desc);
-    otm_plugin_log(OTM_LOG_DEBUG, "unregister_lib %p: %d left", (void *)desc, left);
+    int left = otp_desc_remove(p, desc);
+    otp_plugin_log(OTM_LOG_DEBUG, "unregister_lib %p: %d left", (void *)desc, left);
     if (left == 0 || (left < 0 && registered(p) == 0))
         return stop_host();     /* the workers drop everything at EXIT */
     if (p->node.life != OTM_LIFE_DONE)
         for (int i = 0; i < p->ndevices; i++)
-            otm_images_unload(p, &p->devices[i], desc);
+            otp_images_unload(p, &p->devices[i], desc);
     return OFFLOAD_SUCCESS;
 }
 
@@ -158,7 +158,7 @@ int32_t __tgt_rtl_unregister_lib(__tgt_bin_desc *desc)
  * init_plugin. */
 int32_t __tgt_rtl_init_plugin(void)
 {
-    otm_plugin *p = otm_plugin_get();
+    otp_plugin *p = otp_plugin_get();
     if (p)
         __atomic_store_n(&p->retrieve_waits, 0, __ATOMIC_RELAXED);
     return OFFLOAD_SUCCESS;
@@ -169,7 +169,7 @@ int32_t __tgt_rtl_init_plugin(void)
  * a program that registered nothing ends here. */
 int32_t __tgt_rtl_deinit_plugin(void)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (!p)
         return OFFLOAD_SUCCESS;
     return registered(p) ? OFFLOAD_SUCCESS : stop_host();
@@ -180,10 +180,10 @@ int32_t __tgt_rtl_deinit_plugin(void)
  * there is nothing left to do. */
 int32_t __tgt_rtl_deinit_device(int32_t id)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (p && p->node.life == OTM_LIFE_DONE)
         return OFFLOAD_SUCCESS;
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
     d->initialized = 0;
@@ -192,9 +192,9 @@ int32_t __tgt_rtl_deinit_device(int32_t id)
 
 int64_t __tgt_rtl_init_requires(int64_t flags)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (p && (flags & OMP_REQ_UNIFIED_SHARED_MEMORY)) {
-        otm_plugin_log(OTM_LOG_ERROR, "the program requires unified shared memory, "
+        otp_plugin_log(OTM_LOG_ERROR, "the program requires unified shared memory, "
                        "which cannot work across processes: its devices are disabled");
         p->usm_requested = 1;
     }
@@ -203,19 +203,19 @@ int64_t __tgt_rtl_init_requires(int64_t flags)
 
 int32_t __tgt_rtl_init_device(int32_t id)
 {
-    otm_plugin *p = otm_plugin_get();
+    otp_plugin *p = otp_plugin_get();
     /* The program's main runs on a worker only when a registration the
      * worker waited for never came: serve from here rather than run it. */
     if (p && p->role == OTM_ROLE_WORKER) {
-        otm_plugin_log(OTM_LOG_WARN, "rank %d: the program reached a target "
+        otp_plugin_log(OTM_LOG_WARN, "rank %d: the program reached a target "
                        "construct on a device rank; it serves from here",
                        p->node.rank);
-        otm_worker_main(p);
+        otp_worker_main(p);
     }
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
-    if (otm_plugin_host()->usm_requested)
+    if (otp_plugin_host()->usm_requested)
         return fail("%s: device %d not started", "unified shared memory", id);
     d->initialized = 1;
     return OFFLOAD_SUCCESS;
@@ -230,7 +230,7 @@ int32_t __tgt_rtl_supports_empty_images(void)
 
 __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
 {
-    return otm_images_load(otm_plugin_host(), device(id), id, image);
+    return otp_images_load(otp_plugin_host(), device(id), id, image);
 }
 
 /* ---- memory (memory.c) ---- */
@@ -238,7 +238,7 @@ __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image)
 void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
 {
     (void)host;
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return NULL;            /* device() said why */
     if (size < 0)
@@ -246,7 +246,7 @@ void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host, int32_t kind)
     if (kind == TARGET_ALLOC_SHARED)
         return fail("%s on device %d: shared memory cannot span processes",
                     "data_alloc", id), NULL;
-    return otm_memory_alloc(otm_plugin_host(), d, size, kind);
+    return otp_memory_alloc(otp_plugin_host(), d, size, kind);
 }
 
 int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
@@ -254,15 +254,15 @@ int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
     /* After the program's MPI_Finalize the devices are gone, their memory
      * with them: nothing is left to free. (libomptarget 19 frees what its
      * memory manager kept at the program's end, after that MPI_Finalize.) */
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (p && p->program_finalized)
         return OFFLOAD_SUCCESS;
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
     if (!tgt)
         return fail("%s on device %d: NULL pointer", "data_delete", id);
-    return otm_memory_delete(otm_plugin_host(), d, tgt);
+    return otp_memory_delete(otp_plugin_host(), d, tgt);
 }
 
 /* ---- transfers ---- */
@@ -270,7 +270,7 @@ int32_t __tgt_rtl_data_delete(int32_t id, void *tgt)
 static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
                         int64_t size, __tgt_async_info *ai, const char *what)
 {
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
     if (size < 0 || (size > 0 && (!tgt || !host)))
@@ -279,10 +279,10 @@ static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = kind, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt,
                  .host = host, .size = (uint64_t)size};
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (kind == OTM_KIND_RETRIEVE && __atomic_load_n(&p->retrieve_waits, __ATOMIC_RELAXED))
-        return otm_host_submit_op_ended(p, &op, ai, what);
-    return otm_host_submit_op(p, &op, ai, what);
+        return otp_host_submit_op_ended(p, &op, ai, what);
+    return otp_host_submit_op(p, &op, ai, what);
 }
 
 int32_t __tgt_rtl_data_submit(int32_t id, void *tgt, void *host, int64_t size)
@@ -327,14 +327,14 @@ int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host, void *tgt, int64_t
 
 int32_t __tgt_rtl_is_data_exchangable(int32_t src, int32_t dst)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     return p && src >= 0 && src < p->ndevices && dst >= 0 && dst < p->ndevices;
 }
 
 int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst, void *dptr,
                                       int64_t size, __tgt_async_info *ai)
 {
-    otm_device *s = device(src), *d = device(dst);
+    otp_device *s = device(src), *d = device(dst);
     if (!s || !d)
         return OFFLOAD_FAIL;
     if (size < 0 || (size > 0 && (!sptr || !dptr)))
@@ -344,7 +344,7 @@ int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst, void
     otm_op op = {.kind = OTM_KIND_EXCHANGE, .rank = s->rank, .peer = d->rank,
                  .addr = (uint64_t)(uintptr_t)sptr, .addr2 = (uint64_t)(uintptr_t)dptr,
                  .size = (uint64_t)size};
-    return otm_host_submit_op(otm_plugin_host(), &op, ai, "data_exchange");
+    return otp_host_submit_op(otp_plugin_host(), &op, ai, "data_exchange");
 }
 
 int32_t __tgt_rtl_data_exchange(int32_t src, void *sptr, int32_t dst, void *dptr,
@@ -361,13 +361,13 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
                                                uint64_t tripcount, __tgt_async_info *ai)
 {
     (void)tripcount;
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (!d)
         return OFFLOAD_FAIL;
     if (!entry || nargs < 0 || (nargs > 0 && !args))
         return fail("%s on device %d: bad kernel or arguments", "run_target_region", id);
-    uint64_t *vals = otm_plugin_calloc((size_t)nargs + 1, sizeof *vals);
-    int64_t *offs = otm_plugin_calloc((size_t)nargs + 1, sizeof *offs);
+    uint64_t *vals = otp_plugin_calloc((size_t)nargs + 1, sizeof *vals);
+    int64_t *offs = otp_plugin_calloc((size_t)nargs + 1, sizeof *offs);
     int32_t rc = OFFLOAD_FAIL;
     if (!vals || !offs) {
         fail("%s on device %d: out of memory", "run_target_region", id);
@@ -381,10 +381,10 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
                      .args = vals, .offsets = offs,
                      .teams = (uint64_t)(teams > 0 ? teams : 1),
                      .threads = (uint64_t)(threads > 0 ? threads : 0)};
-        rc = otm_host_submit_op(otm_plugin_host(), &op, ai, "run_target_region");
+        rc = otp_host_submit_op(otp_plugin_host(), &op, ai, "run_target_region");
     }
-    otm_plugin_free(vals);
-    otm_plugin_free(offs);
+    otp_plugin_free(vals);
+    otp_plugin_free(offs);
     return rc;
 }
 
@@ -434,22 +434,22 @@ int32_t __tgt_rtl_launch_kernel(int32_t id, void *entry, void **args, ptrdiff_t 
 
 int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!ai)
         return fail("%s on device %d: no async info", "synchronize", id);
     if (!ai->Queue)
         return OFFLOAD_SUCCESS;
-    otm_pqueue *q = ai->Queue;
-    otm_status st = otm_pqueue_wait(p, q);
+    otp_pqueue *q = ai->Queue;
+    otm_status st = otp_pqueue_wait(p, q);
     ai->Queue = NULL;
-    otm_pqueue_release(p, q);
+    otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, id + 1, st);
+        otp_host_device_lost(p, id + 1, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
-        otm_host_end_if_faulted(p);
+        otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }
     return OFFLOAD_SUCCESS;
@@ -459,24 +459,24 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
  * queue is released (Queue = NULL), as synchronize would. */
 int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!ai)
         return fail("%s on device %d: no async info", "query_async", id);
     if (!ai->Queue)
         return OFFLOAD_SUCCESS;
-    otm_pqueue *q = ai->Queue;
+    otp_pqueue *q = ai->Queue;
     otm_status st = OTM_OK;
-    if (!otm_pqueue_query(p, q, &st))
+    if (!otp_pqueue_query(p, q, &st))
         return OFFLOAD_SUCCESS;
     ai->Queue = NULL;
-    otm_pqueue_release(p, q);
+    otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, id + 1, st);
+        otp_host_device_lost(p, id + 1, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
-        otm_host_end_if_faulted(p);
+        otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }
     return OFFLOAD_SUCCESS;
@@ -488,38 +488,38 @@ int32_t __tgt_rtl_create_event(int32_t id, void **event)
         return OFFLOAD_FAIL;
     if (!event)
         return fail("%s on device %d: NULL event", "create_event", id);
-    *event = otm_plugin_calloc(1, sizeof(otm_pevent));
+    *event = otp_plugin_calloc(1, sizeof(otp_pevent));
     if (!*event)
         return fail("%s on device %d: out of memory", "create_event", id);
     return OFFLOAD_SUCCESS;
 }
 
-static void pevent_clear(otm_plugin *p, otm_pevent *e)
+static void pevent_clear(otp_plugin *p, otp_pevent *e)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return;
     if (e->ev)
         otm_event_unref(&p->node, e->ev);
     if (e->queue)
-        otm_pqueue_unref(p, e->queue);
+        otp_pqueue_unref(p, e->queue);
     e->ev = NULL;
     e->queue = NULL;
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
 }
 
 int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
 {
-    otm_plugin *p = otm_plugin_host();
-    otm_pevent *e = event;
+    otp_plugin *p = otp_plugin_host();
+    otp_pevent *e = event;
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!e || !ai)
         return fail("%s on device %d: NULL event or async info", "record_event", id);
-    otm_pqueue *q = otm_async_queue(p, ai);
+    otp_pqueue *q = otp_async_queue(p, ai);
     if (!q)
         return fail("%s on device %d: out of memory", "record_event", id);
     pevent_clear(p, e);
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return fail("%s on device %d: the job has ended", "record_event", id);
     pthread_mutex_lock(&q->lock);
     e->ev = otm_queue_last(&p->node, &q->q);
@@ -530,41 +530,41 @@ int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *ai)
         pthread_mutex_unlock(&p->lock);
         e->queue = q;
     }
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return OFFLOAD_SUCCESS;
 }
 
 int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *ai)
 {
-    otm_plugin *p = otm_plugin_host();
-    otm_pevent *e = event;
+    otp_plugin *p = otp_plugin_host();
+    otp_pevent *e = event;
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!e || !ai)
         return fail("%s on device %d: NULL event or async info", "wait_event", id);
     if (!e->ev)
         return OFFLOAD_SUCCESS;   /* recorded on an empty queue */
-    otm_pqueue *q = otm_async_queue(p, ai);
-    if (!q || otm_pqueue_depend(p, q, e->queue))
+    otp_pqueue *q = otp_async_queue(p, ai);
+    if (!q || otp_pqueue_depend(p, q, e->queue))
         return fail("%s on device %d: out of memory", "wait_event", id);
     otm_op op = {.kind = OTM_KIND_SYNC, .target = e->ev};
-    return otm_host_submit_op(p, &op, ai, "wait_event");
+    return otp_host_submit_op(p, &op, ai, "wait_event");
 }
 
 int32_t __tgt_rtl_sync_event(int32_t id, void *event)
 {
-    otm_plugin *p = otm_plugin_host();
-    otm_pevent *e = event;
+    otp_plugin *p = otp_plugin_host();
+    otp_pevent *e = event;
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!e)
         return fail("%s on device %d: NULL event", "sync_event", id);
     if (!e->ev)
         return OFFLOAD_SUCCESS;
-    int st = otm_event_wait(p, e->queue, e->ev);
+    int st = otp_event_wait(p, e->queue, e->ev);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
-        otm_host_end_if_faulted(p);
+        otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }
     return OFFLOAD_SUCCESS;
@@ -572,13 +572,13 @@ int32_t __tgt_rtl_sync_event(int32_t id, void *event)
 
 int32_t __tgt_rtl_destroy_event(int32_t id, void *event)
 {
-    otm_plugin *p = otm_plugin_host();
+    otp_plugin *p = otp_plugin_host();
     if (!device(id))
         return OFFLOAD_FAIL;
     if (!event)
         return fail("%s on device %d: NULL event", "destroy_event", id);
     pevent_clear(p, event);
-    otm_plugin_free(event);
+    otp_plugin_free(event);
     return OFFLOAD_SUCCESS;
 }
 
@@ -606,7 +606,7 @@ int32_t __tgt_rtl_data_unlock(int32_t id, void *host)
 
 void __tgt_rtl_print_device_info(int32_t id)
 {
-    otm_device *d = device(id);
+    otp_device *d = device(id);
     if (d)
         printf("    omptarget-mpi device %d: MPI rank %d\n", (int)id, d->rank);
 }

@@ -22,23 +22,23 @@
 #include "otm/output.h"
 #include "plugin.h"
 
-static otm_plugin *instance;
+static otp_plugin *instance;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void hook_lock(void *ctx) { pthread_mutex_lock(&((otm_plugin *)ctx)->lock); }
-static void hook_unlock(void *ctx) { pthread_mutex_unlock(&((otm_plugin *)ctx)->lock); }
+static void hook_lock(void *ctx) { pthread_mutex_lock(&((otp_plugin *)ctx)->lock); }
+static void hook_unlock(void *ctx) { pthread_mutex_unlock(&((otp_plugin *)ctx)->lock); }
 /* The core reads the clock on every poll that finds nothing, for timeouts
  * counted in seconds: the coarse clock (a few ms of resolution) is enough
  * and costs a fraction of the precise one. */
-static uint64_t hook_now(void *ctx) { (void)ctx; return otm_clock_coarse_ns(); }
+static uint64_t hook_now(void *ctx) { (void)ctx; return ots_clock_coarse_ns(); }
 
 static void hook_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
-    otm_plugin_log_line(level, msg);
+    otp_plugin_log_line(level, msg);
 }
 
-static otm_hooks hooks_for(otm_plugin *p)
+static otm_hooks hooks_for(otp_plugin *p)
 {
     otm_hooks h = {.now = hook_now, .lock = hook_lock, .unlock = hook_unlock,
                    .log = hook_log, .ctx = p};
@@ -74,19 +74,19 @@ static const char *thread_level_name(int level)
  * MPI: the plugin, or the program before its first target construct.
  * 0: a job to serve; -1: none (a job of one rank, or MPI cannot serve;
  * said why). */
-static int start_mpi(otm_plugin *p)
+static int start_mpi(otp_plugin *p)
 {
     int inited = 0, provided = 0, size = 0;
     MPI_Initialized(&inited);
     if (!inited) {
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
-            return otm_plugin_log(OTM_LOG_ERROR, "MPI_Init_thread failed: 0 devices"), -1;
+            return otp_plugin_log(OTM_LOG_ERROR, "MPI_Init_thread failed: 0 devices"), -1;
         p->mpi_owned = 1;
     } else if (MPI_Query_thread(&provided) != MPI_SUCCESS) {
-        return otm_plugin_log(OTM_LOG_ERROR, "MPI_Query_thread failed: 0 devices"), -1;
+        return otp_plugin_log(OTM_LOG_ERROR, "MPI_Query_thread failed: 0 devices"), -1;
     }
     if (provided < MPI_THREAD_MULTIPLE)
-        return otm_plugin_log(OTM_LOG_ERROR, "the MPI library granted %s, not "
+        return otp_plugin_log(OTM_LOG_ERROR, "the MPI library granted %s, not "
                               "MPI_THREAD_MULTIPLE, which the plugin's threads need: "
                               "0 devices; %s", thread_level_name(provided),
                               inited ? "the program initialised MPI itself: request "
@@ -99,7 +99,7 @@ static int start_mpi(otm_plugin *p)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
-        return otm_plugin_log(OTM_LOG_WARN, "only one MPI rank, so 0 devices; run "
+        return otp_plugin_log(OTM_LOG_WARN, "only one MPI rank, so 0 devices; run "
                               "`omptarget-mpirun -n N ./app` with N >= 2 "
                               "(rank 0 runs the program, the others are devices)"), -1;
     return 0;
@@ -112,24 +112,24 @@ static int start_mpi(otm_plugin *p)
 static uint64_t common_origin(void)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    return otm_clock_ns();
+    return ots_clock_ns();
 }
 
 static void hook_trace(void *ctx, otm_event *ev, int point)
 {
-    otm_trace_record(((otm_plugin *)ctx)->trace, ev, point);
+    ots_trace_record(((otp_plugin *)ctx)->trace, ev, point);
 }
 
-static void start_trace(otm_plugin *p)
+static void start_trace(otp_plugin *p)
 {
     char err[160];
     uint64_t origin = common_origin();
-    p->trace = otm_trace_new(p->settings.trace, p->settings.info, p->node.rank,
+    p->trace = ots_trace_new(p->settings.trace, p->settings.info, p->node.rank,
                              p->node.size, origin, err, sizeof err);
     if (p->trace)
         p->node.hooks.trace = hook_trace;
     else if (p->settings.trace_len || (p->settings.info && p->node.rank == 0))
-        otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s; no trace or counters",
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s; no trace or counters",
                        p->node.rank, err);
 }
 
@@ -137,13 +137,13 @@ static void start_trace(otm_plugin *p)
 /* No memory for the instance itself: 0 devices, or in a launched job,
  * where this rank may be a device and must not run the program, the job
  * is aborted. */
-static otm_plugin *no_memory_at_start(void)
+static otp_plugin *no_memory_at_start(void)
 {
     int launched = under_launcher();
-    otm_plugin_log(OTM_LOG_ERROR, "out of memory at start-up%s",
+    otp_plugin_log(OTM_LOG_ERROR, "out of memory at start-up%s",
                    launched ? "" : "; 0 devices");
     if (launched)
-        otm_exit_abort_job();
+        otp_exit_abort_job();
     return NULL;
 }
 
@@ -151,14 +151,14 @@ static otm_plugin *no_memory_at_start(void)
  * 0 when it completed. */
 static int wait_for(MPI_Request *req, uint64_t limit, const otm_settings *s)
 {
-    otm_idle idle;
+    ots_idle idle;
     int done = 0;
-    uint64_t begin = otm_clock_ns();
-    otm_idle_init(&idle, s);
+    uint64_t begin = ots_clock_ns();
+    ots_idle_init(&idle, s);
     while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-        if (limit && otm_clock_ns() - begin > limit)
+        if (limit && ots_clock_ns() - begin > limit)
             return -1;
-        otm_idle_after(&idle, 0, 0);
+        ots_idle_after(&idle, 0, 0);
     }
     return done ? 0 : -1;
 }
@@ -172,17 +172,17 @@ static int wait_for(MPI_Request *req, uint64_t limit, const otm_settings *s)
  * that never enters (another program, a rank that died) is waited for one
  * timeout, then the job is aborted. `err`: this rank's settings did not
  * load, and why. */
-static void agree_settings(otm_plugin *p, const char *err)
+static void agree_settings(otp_plugin *p, const char *err)
 {
     int size = 0, rank = 0;
     MPI_Request req;
     char msg[1024];
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    otm_settings_card mine, *all = otm_plugin_calloc((size_t)size, sizeof *all);
+    otm_settings_card mine, *all = otp_plugin_calloc((size_t)size, sizeof *all);
     if (!all) {
-        otm_plugin_log(OTM_LOG_ERROR, "out of memory for the settings of %d ranks", size);
-        otm_exit_abort_job();
+        otp_plugin_log(OTM_LOG_ERROR, "out of memory for the settings of %d ranks", size);
+        otp_exit_abort_job();
     }
     otm_settings_card_make(&mine, &p->settings, err);
     /* A rank whose settings did not load holds the defaults. */
@@ -190,15 +190,15 @@ static void agree_settings(otm_plugin *p, const char *err)
     if (MPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                        MPI_BYTE, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
         wait_for(&req, limit, &p->settings)) {
-        otm_plugin_log(OTM_LOG_ERROR, "rank %d: the ranks did not all start the plugin "
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: the ranks did not all start the plugin "
                        "within %.3g s (OMPTARGET_MPI_TIMEOUT): is every rank the same "
                        "program?", rank, (double)limit / 1e9);
-        otm_exit_abort_job();
+        otp_exit_abort_job();
     }
     otm_status st = otm_settings_judge(all, size, msg, sizeof msg);
-    otm_plugin_free(all);
+    otp_plugin_free(all);
     if (st)
-        otm_exit_refuse_job(p, msg);
+        otp_exit_refuse_job(p, msg);
 }
 
 /* OMPTARGET_MPI_STDERR_TO_STDOUT: rank 0's stderr becomes its stdout, so
@@ -210,14 +210,14 @@ static void merge_stderr(void)
 {
     fflush(stderr);
     if (dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
-        otm_plugin_log(OTM_LOG_WARN, "OMPTARGET_MPI_STDERR_TO_STDOUT: cannot make "
+        otp_plugin_log(OTM_LOG_WARN, "OMPTARGET_MPI_STDERR_TO_STDOUT: cannot make "
                        "stderr stdout (%s); they stay apart", strerror(errno));
 }
 
-static otm_plugin *start(void)
+static otp_plugin *start(void)
 {
     char err[256];
-    otm_plugin *p = otm_plugin_calloc(1, sizeof *p);
+    otp_plugin *p = otp_plugin_calloc(1, sizeof *p);
     if (!p)
         return no_memory_at_start();
     pthread_mutex_init(&p->lock, NULL);
@@ -229,46 +229,46 @@ static otm_plugin *start(void)
      * launched job is judged with the other ranks' (agree_settings). */
     int bad = otm_settings_load(&p->settings, NULL, NULL, err, sizeof err) != OTM_OK;
     if (bad && !launched) {
-        otm_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
-        return otm_plugin_free(p), NULL;
+        otp_plugin_log(OTM_LOG_ERROR, "%s; 0 devices", err);
+        return otp_plugin_free(p), NULL;
     }
-    otm_plugin_log_level(p->settings.log_level);
+    otp_plugin_log_level(p->settings.log_level);
     if (!launched) {
-        otm_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
+        otp_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");
-        return otm_plugin_free(p), NULL;
+        return otp_plugin_free(p), NULL;
     }
     otm_hooks h = hooks_for(p);
     /* A job of one rank, or an MPI that cannot serve (said why): 0
      * devices, as for a program that holds MPI at a lower thread level. */
     if (start_mpi(p)) {
         if (bad)
-            otm_exit_refuse_job(p, err);
-        if (p->mpi_owned && !otm_program_leave_mpi())
+            otp_exit_refuse_job(p, err);
+        if (p->mpi_owned && !otp_program_leave_mpi())
             MPI_Finalize();
-        return otm_plugin_free(p), NULL;
+        return otp_plugin_free(p), NULL;
     }
     agree_settings(p, bad ? err : NULL);
     if (otm_node_init(&p->node, &p->settings.core, &h))
-        otm_exit_abort_job();
+        otp_exit_abort_job();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, p->world_errhandler);
     p->role = p->node.rank == 0 ? OTM_ROLE_HOST : OTM_ROLE_WORKER;
     if (p->role == OTM_ROLE_HOST && p->settings.stderr_to_stdout)
         merge_stderr();
     if (p->role == OTM_ROLE_HOST)
-        otm_host_region_hooks(&p->node.hooks);
-    otm_map_hold_rank_file(p);
-    otm_map_gather(p);
+        otp_host_region_hooks(&p->node.hooks);
+    otp_map_hold_rank_file(p);
+    otp_map_gather(p);
     start_trace(p);
     if (p->role == OTM_ROLE_WORKER)
-        otm_test_kill_start(p);
-    if (p->role == OTM_ROLE_HOST && otm_host_start(p)) {
-        otm_plugin_log(OTM_LOG_ERROR, "out of memory for its %d device(s)",
+        otp_test_kill_start(p);
+    if (p->role == OTM_ROLE_HOST && otp_host_start(p)) {
+        otp_plugin_log(OTM_LOG_ERROR, "out of memory for its %d device(s)",
                        p->node.size - 1);
-        otm_exit_abort_job();            /* the workers already serve: abort them */
+        otp_exit_abort_job();            /* the workers already serve: abort them */
     }
     if (p->role == OTM_ROLE_HOST)
-        otm_program_attach(p);
+        otp_program_attach(p);
     return p;
 }
 
@@ -277,35 +277,35 @@ static void start_once(void)
     instance = start();
 }
 
-otm_plugin *otm_plugin_get(void)
+otp_plugin *otp_plugin_get(void)
 {
     pthread_once(&once, start_once);
     return instance;
 }
 
-otm_plugin *otm_plugin_host(void)
+otp_plugin *otp_plugin_host(void)
 {
-    otm_plugin *p = otm_plugin_get();
+    otp_plugin *p = otp_plugin_get();
     return p && p->role == OTM_ROLE_HOST ? p : NULL;
 }
 
 /* Before the first region: faults in regions become errors, and what the
  * regions print is captured for the host (OMPTARGET_MPI_FORWARD_OUTPUT). */
-void otm_worker_begin(otm_plugin *p)
+void otp_worker_begin(otp_plugin *p)
 {
     char err[256], prefix[80];
     if (p->settings.forward_output) {
-        if (otm_output_start(&p->output, err, sizeof err))
-            otm_plugin_log(OTM_LOG_WARN, "rank %d: %s; the regions' output goes to "
+        if (otd_output_start(&p->output, err, sizeof err))
+            otp_plugin_log(OTM_LOG_WARN, "rank %d: %s; the regions' output goes to "
                            "this rank's own descriptors", p->node.rank, err);
         else
-            otm_plugin_log_to(otm_output_fd(p->output, 2));
+            otp_plugin_log_to(otd_output_fd(p->output, 2));
     }
     snprintf(prefix, sizeof prefix, "omptarget-mpi: rank %d (device %d): ", p->node.rank,
              p->node.rank - 1);
-    int fd = p->output ? otm_output_fd(p->output, 2) : 2;
-    if (otm_fault_install(fd, prefix))
-        otm_plugin_log(OTM_LOG_WARN, "rank %d: cannot catch faults in target regions",
+    int fd = p->output ? otd_output_fd(p->output, 2) : 2;
+    if (otd_fault_install(fd, prefix))
+        otp_plugin_log(OTM_LOG_WARN, "rank %d: cannot catch faults in target regions",
                        p->node.rank);
 }
 

@@ -19,14 +19,14 @@
  * event. */
 static void hook_kill(void *ctx, otm_event *ev, int point)
 {
-    otm_plugin *p = ctx;
+    otp_plugin *p = ctx;
     if (point == OTM_TRACE_BEGIN && ev->side == OTM_DEST && ev->kind == p->test_kill_kind)
         raise(SIGKILL);
     if (p->trace)
-        otm_trace_record(p->trace, ev, point);
+        ots_trace_record(p->trace, ev, point);
 }
 
-void otm_test_kill_start(otm_plugin *p)
+void otp_test_kill_start(otp_plugin *p)
 {
     otm_test_hooks hooks;
     otm_test_hooks_load(&hooks, NULL, NULL);
@@ -37,11 +37,11 @@ void otm_test_kill_start(otm_plugin *p)
         if (!strcmp(kind, otm_kind_name(k)))
             p->test_kill_kind = k;
     if (!p->test_kill_kind) {
-        otm_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_KILL_AT=%s: not a kind of "
+        otp_plugin_log(OTM_LOG_ERROR, "test hook: OTM_TEST_KILL_AT=%s: not a kind of "
                        "event; the hook is off", kind);
         return;
     }
-    otm_plugin_log(OTM_LOG_WARN, "test hook: rank %d dies of SIGKILL at its first %s",
+    otp_plugin_log(OTM_LOG_WARN, "test hook: rank %d dies of SIGKILL at its first %s",
                    p->node.rank, kind);
     p->node.hooks.trace = hook_kill;
 }

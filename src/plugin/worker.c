@@ -32,21 +32,21 @@
  * or whose table is not the host's: the symbols its host record names, in
  * the host's order, which only a worker holding that record (registered
  * at start-up) knows. */
-static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
+static otm_status entries_by_name(otp_plugin *p, otp_loaded *l,
                                   const __tgt_device_image *own)
 {
     if (!own)
-        return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the image has no table of "
+        return otp_plugin_log(OTM_LOG_ERROR, "rank %d: the image has no table of "
                               "entries", p->node.rank), OTM_ERR_NO_KERNEL;
     uint64_t n = (uint64_t)(own->EntriesEnd - own->EntriesBegin);
-    l->entries = otm_plugin_calloc(n ? n : 1, sizeof *l->entries);
+    l->entries = otp_plugin_calloc(n ? n : 1, sizeof *l->entries);
     if (!l->entries)
         return OTM_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++) {
         const __tgt_offload_entry *e = &own->EntriesBegin[i];
-        void *addr = otm_image_symbol(l->image, e->name);
+        void *addr = otd_image_symbol(l->image, e->name);
         if (!addr)
-            return otm_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the device "
+            return otp_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the device "
                                   "image", p->node.rank, e->name), OTM_ERR_NO_KERNEL;
         l->entries[i] = (otm_entry){(uint64_t)(uintptr_t)addr, e->size};
     }
@@ -60,12 +60,12 @@ static otm_status entries_by_name(otm_plugin *p, otm_loaded *l,
  * GPU plugins do: `declare target link` gives the host one entry per
  * variable (its `_decl_tgt_ref_ptr` pointer) that the device image defines
  * but does not list. */
-static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref *ref,
+static otm_status take_entries(otp_plugin *p, otp_loaded *l, const otm_image_ref *ref,
                                const __tgt_device_image *own)
 {
-    const otm_image_entry *t = NULL;
+    const otd_image_entry *t = NULL;
     uint64_t n = 0, h = OTM_WIRE_HASH_SEED;
-    if (otm_image_entries(l->image, &t, &n))
+    if (otd_image_entries(l->image, &t, &n))
         return OTM_ERR_NO_KERNEL;
     if (n == 0)
         return entries_by_name(p, l, own);
@@ -73,14 +73,14 @@ static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref
         if (t[i].name)
             h = otm_wire_hash(t[i].name, strlen(t[i].name) + 1, h);
     if (h != ref->names_hash && !own)
-        return otm_plugin_log(OTM_LOG_ERROR, "rank %d: the device image's %llu entries "
+        return otp_plugin_log(OTM_LOG_ERROR, "rank %d: the device image's %llu entries "
                               "are not the host's (their names differ) and this rank "
                               "never registered the host's, so it cannot look them up "
                               "by name", p->node.rank, (unsigned long long)n),
                OTM_ERR_NO_KERNEL;
     if (h != ref->names_hash)
         return entries_by_name(p, l, own);
-    l->entries = otm_plugin_calloc(n ? n : 1, sizeof *l->entries);
+    l->entries = otp_plugin_calloc(n ? n : 1, sizeof *l->entries);
     if (!l->entries)
         return OTM_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++)
@@ -89,13 +89,13 @@ static otm_status take_entries(otm_plugin *p, otm_loaded *l, const otm_image_ref
     return OTM_OK;
 }
 
-static otm_loaded *loaded_new(otm_plugin *p, uint64_t id)
+static otp_loaded *loaded_new(otp_plugin *p, uint64_t id)
 {
-    otm_loaded *l = NULL;
+    otp_loaded *l = NULL;
     pthread_mutex_lock(&p->images_lock);
     if (p->nloaded == p->loaded_cap) {
         size_t cap = p->loaded_cap ? 2 * p->loaded_cap : 8;
-        otm_loaded *grown = otm_plugin_realloc(p->loaded, cap * sizeof *grown);
+        otp_loaded *grown = otp_plugin_realloc(p->loaded, cap * sizeof *grown);
         if (grown) {
             p->loaded = grown;
             p->loaded_cap = cap;
@@ -103,22 +103,22 @@ static otm_loaded *loaded_new(otm_plugin *p, uint64_t id)
     }
     if (p->nloaded < p->loaded_cap) {
         l = &p->loaded[p->nloaded++];
-        *l = (otm_loaded){.id = id};
+        *l = (otp_loaded){.id = id};
     }
     pthread_mutex_unlock(&p->images_lock);
     return l;
 }
 
-static void on_loader_thread(otm_plugin *p, void (*fn)(void *), void *arg);
+static void on_loader_thread(otp_plugin *p, void (*fn)(void *), void *arg);
 
-static void unload_here(otm_plugin *p, uint64_t id)
+static void unload_here(otp_plugin *p, uint64_t id)
 {
     pthread_mutex_lock(&p->images_lock);
     for (size_t i = 0; i < p->nloaded; i++) {
         if (p->loaded[i].id != id)
             continue;
-        otm_image_unload(p->loaded[i].image);
-        otm_plugin_free(p->loaded[i].entries);
+        otd_image_unload(p->loaded[i].image);
+        otp_plugin_free(p->loaded[i].entries);
         p->loaded[i] = p->loaded[--p->nloaded];
         break;
     }
@@ -127,25 +127,25 @@ static void unload_here(otm_plugin *p, uint64_t id)
 
 /* Loads the image the host names: the bytes it sent, or this process's
  * own copy (an object it registered at start-up). */
-static otm_status load_here(otm_plugin *p, const otm_image_ref *ref, const otm_entry **out,
+static otm_status load_here(otp_plugin *p, const otm_image_ref *ref, const otm_entry **out,
                             uint64_t *count)
 {
     char err[256];
     /* This process's record of the image, when it registered it: its bytes
      * if the host did not send them, and the names of its entries. */
     const void *mine = NULL;
-    const __tgt_device_image *own = otm_image_own(p, ref, &mine);
+    const __tgt_device_image *own = otp_image_own(p, ref, &mine);
     const void *elf = ref->bytes ? ref->bytes : mine;
     if (!elf)
         return OTM_ERR_NO_IMAGE;
-    otm_loaded *l = loaded_new(p, ref->id);
+    otp_loaded *l = loaded_new(p, ref->id);
     if (!l)
         return OTM_ERR_NOMEM;
-    otm_status st = otm_image_load(elf, (size_t)ref->size, &l->image, err, sizeof err);
+    otm_status st = otd_image_load(elf, (size_t)ref->size, &l->image, err, sizeof err);
     if (st)
-        otm_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, err);
-    if (st == OTM_OK && otm_fault_hook_exit(otm_image_handle(l->image)))
-        otm_plugin_log(OTM_LOG_WARN, "rank %d: exit() in this image's regions will end "
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, err);
+    if (st == OTM_OK && otd_fault_hook_exit(otd_image_handle(l->image)))
+        otp_plugin_log(OTM_LOG_WARN, "rank %d: exit() in this image's regions will end "
                        "the device", p->node.rank);
     if (st == OTM_OK)
         st = take_entries(p, l, ref, own);
@@ -160,7 +160,7 @@ static otm_status load_here(otm_plugin *p, const otm_image_ref *ref, const otm_e
 
 /* The device hooks of loading and unloading: each a loader call. */
 typedef struct image_call {
-    otm_plugin *p;
+    otp_plugin *p;
     const otm_image_ref *ref;
     uint64_t id;
     const otm_entry **out;
@@ -196,15 +196,15 @@ static void unload_image(void *ctx, uint64_t id)
 
 /* ---- how long kernels run ---- */
 
-static otm_kernel_time *time_slot(otm_plugin *p, uint64_t kernel)
+static otp_kernel_time *time_slot(otp_plugin *p, uint64_t kernel)
 {
     /* Entry points are at least 16-byte aligned. */
     return &p->kernel_times[(kernel >> 4) % OTM_KERNEL_TIMES];
 }
 
-static void kernel_ran(otm_plugin *p, uint64_t kernel, uint64_t ns)
+static void kernel_ran(otp_plugin *p, uint64_t kernel, uint64_t ns)
 {
-    otm_kernel_time *t = time_slot(p, kernel);
+    otp_kernel_time *t = time_slot(p, kernel);
     __atomic_store_n(&t->ns, ns, __ATOMIC_RELAXED);
     __atomic_store_n(&t->kernel, kernel, __ATOMIC_RELAXED);
 }
@@ -212,9 +212,9 @@ static void kernel_ran(otm_plugin *p, uint64_t kernel, uint64_t ns)
 /* Whether `kernel` last ran shorter than a thread spins (SPIN): its
  * thread may then run it without waking the spare to hold the gate
  * meanwhile (gate_turn). A kernel not seen yet is not. */
-static int kernel_quick(otm_plugin *p, uint64_t kernel)
+static int kernel_quick(otp_plugin *p, uint64_t kernel)
 {
-    otm_kernel_time *t = time_slot(p, kernel);
+    otp_kernel_time *t = time_slot(p, kernel);
     return __atomic_load_n(&t->kernel, __ATOMIC_RELAXED) == kernel &&
            __atomic_load_n(&t->ns, __ATOMIC_RELAXED) < p->settings.spin_ns;
 }
@@ -222,11 +222,11 @@ static int kernel_quick(otm_plugin *p, uint64_t kernel)
 static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t nargs,
                              uint64_t teams, uint64_t threads, otm_region_fault *fault)
 {
-    otm_fault f;
+    otd_fault f;
     (void)teams, (void)threads;
-    uint64_t t0 = otm_clock_ns();
-    otm_status st = otm_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
-    kernel_ran(ctx, kernel, otm_clock_ns() - t0);
+    uint64_t t0 = ots_clock_ns();
+    otm_status st = otd_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
+    kernel_ran(ctx, kernel, ots_clock_ns() - t0);
     if (st == OTM_ERR_KERNEL_FAULT)
         *fault = (otm_region_fault){
             .signo = f.signo, .code = f.code, .addr = f.addr, .exit_status = f.exit_status,
@@ -237,15 +237,15 @@ static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t n
 
 static void output_pending(void *ctx, uint64_t *out, uint64_t *err)
 {
-    otm_output_pending(((otm_plugin *)ctx)->output, out, err);
+    otd_output_pending(((otp_plugin *)ctx)->output, out, err);
 }
 
 static otm_status output_take(void *ctx, uint8_t *dst, uint64_t out, uint64_t err)
 {
-    return otm_output_take(((otm_plugin *)ctx)->output, dst, out, err);
+    return otd_output_take(((otp_plugin *)ctx)->output, dst, out, err);
 }
 
-otm_device_ops otm_worker_device_ops(otm_plugin *p)
+otm_device_ops otp_worker_device_ops(otp_plugin *p)
 {
     otm_device_ops ops = {.load_image = load_image, .unload_image = unload_image,
                           .run_kernel = run_kernel, .ctx = p};
@@ -287,7 +287,7 @@ typedef struct loader_call {
 } loader_call;
 
 typedef struct otm_worker_shell {
-    otm_plugin *p;
+    otp_plugin *p;
     pthread_mutex_t m;
     pthread_cond_t work;
     pthread_t loader;       /* the thread that reached the device loop */
@@ -301,7 +301,7 @@ typedef struct otm_worker_shell {
     atomic_int stop;
 } shell;
 
-static void on_loader_thread(otm_plugin *p, void (*fn)(void *), void *arg)
+static void on_loader_thread(otp_plugin *p, void (*fn)(void *), void *arg)
 {
     shell *sh = p->shell;
     if (!sh || pthread_equal(pthread_self(), sh->loader)) {
@@ -391,12 +391,12 @@ static int try_kernel(shell *sh)
  * hand-back (a sleep and a wake-up more). Should such a kernel run long
  * this time, the spare finds the gate free at the end of its doze, 10 ms
  * at most, and holds it until the kernel thread asks for it back. */
-static void gate_turn(server *s, otm_idle *idle)
+static void gate_turn(server *s, ots_idle *idle)
 {
     shell *sh = s->sh;
     otm_node *node = &sh->p->node;
     int quick = 0;
-    otm_idle_after(idle, 1, 0);
+    ots_idle_after(idle, 1, 0);
     for (;;) {
         int moved = otm_gate_poll_once(node), replying = 0;
         if (node->life == OTM_LIFE_DONE) {
@@ -419,7 +419,7 @@ static void gate_turn(server *s, otm_idle *idle)
             moved |= otm_handler_reply_once(node);
             replying = !moved;
         }
-        otm_idle_after(idle, moved, !moved && (replying || otm_node_streaming(node)));
+        ots_idle_after(idle, moved, !moved && (replying || otm_node_streaming(node)));
     }
     atomic_store(&sh->gate_held, 0);
     /* All when kernel threads ask for the gate: the spare, woken alone,
@@ -448,7 +448,7 @@ static void doze(server *s)
 
 /* Takes the gate if it is free (the spare: and no kernel thread asks for
  * it), then holds it for a turn. Returns 0 when it was not taken. */
-static int take_gate(server *s, otm_idle *idle)
+static int take_gate(server *s, ots_idle *idle)
 {
     int free_gate = 0;
     if (s->spare && atomic_load(&s->sh->gate_wanted) > 0)
@@ -462,14 +462,14 @@ static int take_gate(server *s, otm_idle *idle)
 static void serve(server *s)
 {
     shell *sh = s->sh;
-    otm_idle idle;
-    otm_idle_init(&idle, &sh->p->settings);
+    ots_idle idle;
+    ots_idle_init(&idle, &sh->p->settings);
     /* The slice is for the host's waits (idle.h). Here it changed nothing
      * measurable (DESIGN.md §6), and kernel threads hold the gate too: a
      * kernel's first thread would keep a slice the program did not ask
      * for. */
     idle.slice_ns = 0;
-    otm_trace_name_thread(sh->p->trace, "server");
+    ots_trace_name_thread(sh->p->trace, "server");
     while (!atomic_load(&sh->stop)) {
         if (s->spare)
             run_loader_call(sh);
@@ -495,7 +495,7 @@ static void *serve_thread(void *arg)
     return NULL;
 }
 
-void otm_worker_main(otm_plugin *p)
+void otp_worker_main(otp_plugin *p)
 {
     pthread_t threads[64];
     server roles[64];
@@ -507,8 +507,8 @@ void otm_worker_main(otm_plugin *p)
     pthread_mutex_init(&sh.m, NULL);
     pthread_cond_init(&sh.work, NULL);
     pthread_cond_init(&sh.called, NULL);
-    otm_worker_begin(p);
-    p->node.hooks.device = otm_worker_device_ops(p);
+    otp_worker_begin(p);
+    p->node.hooks.device = otp_worker_device_ops(p);
     p->shell = &sh;
     /* This thread is the spare, the others kernel threads. */
     int started = 0;
@@ -519,7 +519,7 @@ void otm_worker_main(otm_plugin *p)
         started++;
     }
     if (started == 0) {
-        otm_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: cannot start its threads", p->node.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     atomic_store(&sh.max_running, started);
@@ -528,5 +528,5 @@ void otm_worker_main(otm_plugin *p)
     for (int i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
     p->shell = NULL;
-    otm_worker_end(p);
+    otp_worker_end(p);
 }

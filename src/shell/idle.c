@@ -19,21 +19,21 @@ struct sched_attr {
 };
 #define SCHED_FLAG_RESET_ON_FORK 0x01
 
-uint64_t otm_clock_ns(void)
+uint64_t ots_clock_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t otm_clock_coarse_ns(void)
+uint64_t ots_clock_coarse_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void otm_idle_init(otm_idle *idle, const otm_settings *s)
+void ots_idle_init(ots_idle *idle, const otm_settings *s)
 {
     idle->policy = s->idle;
     idle->spin_ns = s->spin_ns;
@@ -71,7 +71,7 @@ static int sched_get(struct sched_attr *a)
     return syscall(SYS_sched_getattr, 0, a, sizeof *a, 0) ? -1 : 0;
 }
 
-void otm_slice_take(uint64_t ns)
+void ots_slice_take(uint64_t ns)
 {
     struct sched_attr a;
     if (!ns || slice_on || slice_refused)
@@ -89,13 +89,13 @@ void otm_slice_take(uint64_t ns)
         slice_on = 1;
 }
 
-uint64_t otm_sched_slice_ns(void)
+uint64_t ots_sched_slice_ns(void)
 {
     struct sched_attr a;
     return sched_get(&a) ? 0 : a.sched_runtime;
 }
 
-uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns)
+uint64_t ots_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns)
 {
     uint64_t ns = idle_ns / 8;
     if (ns < 1000)
@@ -103,15 +103,15 @@ uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns)
     return ns < sleep_max_ns ? ns : sleep_max_ns;
 }
 
-static void nap(otm_idle *idle, uint64_t idle_ns)
+static void nap(ots_idle *idle, uint64_t idle_ns)
 {
-    uint64_t ns = otm_idle_nap_ns(idle_ns, idle->sleep_max_ns);
+    uint64_t ns = ots_idle_nap_ns(idle_ns, idle->sleep_max_ns);
     idle->sleep_ns = ns;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     nanosleep(&ts, NULL);
 }
 
-void otm_idle_after(otm_idle *idle, int moved, int streaming)
+void ots_idle_after(ots_idle *idle, int moved, int streaming)
 {
     if (moved) {
         idle->idle_since = 0;
@@ -124,12 +124,12 @@ void otm_idle_after(otm_idle *idle, int moved, int streaming)
      * look at it every 16th poll only. */
     if (idle->idle_since && idle->sleep_ns == 0 && (++idle->polls & 15u))
         return;
-    uint64_t now = otm_clock_ns();
+    uint64_t now = ots_clock_ns();
     if (!idle->idle_since)
         idle->idle_since = now;
     if (now - idle->idle_since < idle->spin_ns)
         return;
-    otm_slice_take(idle->slice_ns);
+    ots_slice_take(idle->slice_ns);
     /* Yield for as long again as we spun, then sleep. */
     if (idle->policy == OTM_IDLE_YIELD || streaming ||
         now - idle->idle_since < 2 * idle->spin_ns + 10000) {

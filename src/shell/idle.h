@@ -20,37 +20,37 @@
 
 #include "otm/settings.h"
 
-typedef struct otm_idle {
+typedef struct ots_idle {
     otm_idle_policy policy;
     uint64_t spin_ns, sleep_max_ns;
     uint64_t slice_ns;      /* scheduling slice once spinning is over, 0: none */
     uint64_t idle_since;    /* 0: last step made progress */
     uint64_t sleep_ns;      /* the last nap, 0: none since the reset */
     unsigned polls;         /* idle polls since the clock was last read */
-} otm_idle;
+} ots_idle;
 
-void otm_idle_init(otm_idle *idle, const otm_settings *s);
+void ots_idle_init(ots_idle *idle, const otm_settings *s);
 /* Call after every step with whether it moved, and whether data is in
  * flight (a transfer advances only while its thread polls MPI, so then the
  * thread yields at most and never sleeps). */
-void otm_idle_after(otm_idle *idle, int moved, int streaming);
+void ots_idle_after(ots_idle *idle, int moved, int streaming);
 /* Asks for a scheduling slice of ns for the calling thread (none when ns
  * is 0, the thread has one already, or the kernel refused it before, as
- * for a real-time thread); otm_idle_after does once spinning is over. */
-void otm_slice_take(uint64_t ns);
+ * for a real-time thread); ots_idle_after does once spinning is over. */
+void ots_slice_take(uint64_t ns);
 /* The calling thread's scheduling slice in ns as the kernel reports it:
  * the one asked for, else the kernel's default; 0 before Linux 6.12. */
-uint64_t otm_sched_slice_ns(void);
+uint64_t ots_sched_slice_ns(void);
 /* The nap after idle_ns without progress: idle_ns / 8, at least 1 us, at
  * most sleep_max_ns. Whatever arrives during a nap waits at most an eighth
  * of the wait the nap is part of. A back-off that doubled per nap slept
  * about as long as it had waited, and two ranks waiting on each other
  * settled at sleep_max_ns per message. */
-uint64_t otm_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns);
+uint64_t ots_idle_nap_ns(uint64_t idle_ns, uint64_t sleep_max_ns);
 /* Monotonic clock in ns. */
-uint64_t otm_clock_ns(void);
+uint64_t ots_clock_ns(void);
 /* The same clock at the kernel's tick resolution (ms), much cheaper. */
-uint64_t otm_clock_coarse_ns(void);
+uint64_t ots_clock_coarse_ns(void);
 /* CLOCK_REALTIME ns from now, as pthread_cond_timedwait takes it. */
 static inline struct timespec otm_deadline_in(uint64_t ns)
 {

@@ -34,7 +34,7 @@ typedef struct dev_counters {
     atomic_uint_fast64_t failed, to_dev, from_dev, to_peer, kernel_ns;
 } dev_counters;
 
-struct otm_trace {
+struct ots_trace {
     char *path;                 /* NULL: counters only */
     int rank, size;
     uint64_t origin;
@@ -50,16 +50,16 @@ struct otm_trace {
 /* The calling thread's track in the recorder `my_owner` (a process has
  * one recorder at a time; a new one numbers its tracks afresh). */
 static _Thread_local int my_track = -1;
-static _Thread_local const otm_trace *my_owner;
+static _Thread_local const ots_trace *my_owner;
 
-otm_trace *otm_trace_new(const char *path, int counters, int rank, int size,
+ots_trace *ots_trace_new(const char *path, int counters, int rank, int size,
                          uint64_t origin_ns, char *err, size_t errlen)
 {
     int tracing = path && path[0];
     counters = counters && rank == 0 && size > 1;
     if (!tracing && !counters)
         return NULL;
-    otm_trace *t = calloc(1, sizeof *t);
+    ots_trace *t = calloc(1, sizeof *t);
     if (t) {
         t->rank = rank;
         t->size = size;
@@ -74,7 +74,7 @@ otm_trace *otm_trace_new(const char *path, int counters, int rank, int size,
         if (counters)
             t->dev = calloc((size_t)size - 1, sizeof *t->dev);
         if ((tracing && (!t->path || !t->spans)) || (counters && !t->dev)) {
-            otm_trace_free(t);
+            ots_trace_free(t);
             t = NULL;
         }
     }
@@ -83,7 +83,7 @@ otm_trace *otm_trace_new(const char *path, int counters, int rank, int size,
     return t;
 }
 
-void otm_trace_free(otm_trace *t)
+void ots_trace_free(ots_trace *t)
 {
     if (!t)
         return;
@@ -96,7 +96,7 @@ void otm_trace_free(otm_trace *t)
 
 /* ---- tracks ---------------------------------------------------------------- */
 
-static int track_of_thread(otm_trace *t, const char *name)
+static int track_of_thread(ots_trace *t, const char *name)
 {
     if (my_owner == t && !name)
         return my_track;
@@ -124,7 +124,7 @@ static int track_of_thread(otm_trace *t, const char *name)
     return my_track;
 }
 
-void otm_trace_name_thread(otm_trace *t, const char *name)
+void ots_trace_name_thread(ots_trace *t, const char *name)
 {
     if (t)
         track_of_thread(t, name);
@@ -132,9 +132,9 @@ void otm_trace_name_thread(otm_trace *t, const char *name)
 
 /* ---- recording ------------------------------------------------------------- */
 
-static uint64_t since_origin(const otm_trace *t)
+static uint64_t since_origin(const ots_trace *t)
 {
-    uint64_t now = otm_clock_ns();
+    uint64_t now = ots_clock_ns();
     return now > t->origin ? now - t->origin : 0;
 }
 
@@ -151,7 +151,7 @@ static uint64_t event_bytes(const otm_event *ev)
     }
 }
 
-static void count(otm_trace *t, const span *s)
+static void count(ots_trace *t, const span *s)
 {
     if (s->device < 0 || s->device >= t->size - 1 || s->kind >= OTM_KIND_END)
         return;
@@ -171,7 +171,7 @@ static void count(otm_trace *t, const span *s)
         atomic_fetch_add_explicit(&d->kernel_ns, s->t1 - s->run, relaxed);
 }
 
-static void end_span(otm_trace *t, const otm_event *ev)
+static void end_span(ots_trace *t, const otm_event *ev)
 {
     int origin = ev->side == OTM_ORIGIN;
     int device = origin ? ev->rank - 1 : t->rank - 1;
@@ -193,7 +193,7 @@ static void end_span(otm_trace *t, const otm_event *ev)
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
 }
 
-void otm_trace_record(otm_trace *t, otm_event *ev, int point)
+void ots_trace_record(ots_trace *t, otm_event *ev, int point)
 {
     switch (point) {
     case OTM_TRACE_BEGIN:
@@ -212,13 +212,13 @@ void otm_trace_record(otm_trace *t, otm_event *ev, int point)
     }
 }
 
-uint64_t otm_trace_spans(const otm_trace *t)
+uint64_t ots_trace_spans(const ots_trace *t)
 {
     size_t n = atomic_load(&t->next);
     return n < OTM_TRACE_CAPACITY ? n : OTM_TRACE_CAPACITY;
 }
 
-uint64_t otm_trace_dropped(const otm_trace *t)
+uint64_t ots_trace_dropped(const ots_trace *t)
 {
     return atomic_load(&t->dropped);
 }
@@ -271,16 +271,16 @@ static void put_span(FILE *f, int pid, const span *s)
     fputs("}},\n", f);
 }
 
-static void put_all(otm_trace *t, FILE *f)
+static void put_all(ots_trace *t, FILE *f)
 {
     char name[64];
-    uint64_t n = otm_trace_spans(t);
+    uint64_t n = ots_trace_spans(t);
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"rank\":%d,\"ranks\":%d,"
             "\"clock\":\"CLOCK_MONOTONIC, microseconds since the ranks left the "
             "start-up barrier\",\"capacity\":%u,\"spans\":%llu,\"dropped_spans\":%llu},\n"
             "\"traceEvents\":[\n",
             t->rank, t->size, OTM_TRACE_CAPACITY, (unsigned long long)n,
-            (unsigned long long)otm_trace_dropped(t));
+            (unsigned long long)ots_trace_dropped(t));
     if (t->rank == 0)
         snprintf(name, sizeof name, "rank 0 (host)");
     else
@@ -298,10 +298,10 @@ static void put_all(otm_trace *t, FILE *f)
      * record, which also names the dropped count where a viewer shows it. */
     fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_labels\","
             "\"args\":{\"labels\":\"%llu spans, %llu dropped\"}}\n]}\n", t->rank,
-            (unsigned long long)n, (unsigned long long)otm_trace_dropped(t));
+            (unsigned long long)n, (unsigned long long)ots_trace_dropped(t));
 }
 
-int otm_trace_write(otm_trace *t, char *err, size_t errlen)
+int ots_trace_write(ots_trace *t, char *err, size_t errlen)
 {
     if (!t || !t->path)
         return 0;
@@ -336,7 +336,7 @@ static const int shown[] = {OTM_KIND_ALLOC, OTM_KIND_DELETE, OTM_KIND_SUBMIT,
                             OTM_KIND_LOAD, OTM_KIND_EXIT};
 #define NSHOWN (sizeof shown / sizeof shown[0])
 
-void otm_trace_report(const otm_trace *t, void (*say)(void *ctx, const char *line),
+void ots_trace_report(const ots_trace *t, void (*say)(void *ctx, const char *line),
                       void *ctx)
 {
     char line[400];

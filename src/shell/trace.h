@@ -15,8 +15,8 @@
  * thread at the gate, or the one that ran the kernel). Times are nanoseconds from
  * `origin_ns`, the moment every rank left the start-up barrier.
  *
- * Thread safety: otm_trace_point and otm_trace_name_thread may run on any
- * thread at once; otm_trace_write, otm_trace_report and otm_trace_free only
+ * Thread safety: otm_trace_point and ots_trace_name_thread may run on any
+ * thread at once; ots_trace_write, ots_trace_report and ots_trace_free only
  * once no thread records any more (after the exit protocol).
  */
 #ifndef OTM_TRACE_H
@@ -31,33 +31,33 @@
 #define OTM_TRACE_TRACKS 64           /* named threads per rank; later
                                        * threads share the last track */
 
-typedef struct otm_trace otm_trace;
+typedef struct ots_trace ots_trace;
 
 /* A recorder for rank `rank` of `size`. `path` (NULL or "" for none) is the
  * prefix of the trace file; `counters` non-zero keeps the per-device
  * counters (host only). NULL when both are off, or memory is short (then
  * *err says so). */
-otm_trace *otm_trace_new(const char *path, int counters, int rank, int size,
+ots_trace *ots_trace_new(const char *path, int counters, int rank, int size,
                          uint64_t origin_ns, char *err, size_t errlen);
 
 /* The trace hook: records `ev` reaching `point` (otm_trace_point). */
-void otm_trace_record(otm_trace *t, otm_event *ev, int point);
+void ots_trace_record(ots_trace *t, otm_event *ev, int point);
 
 /* Names the calling thread's track ("gate", "handler 1"); NULL t: no-op. */
-void otm_trace_name_thread(otm_trace *t, const char *name);
+void ots_trace_name_thread(ots_trace *t, const char *name);
 
 /* Writes PATH.RANK.json (Chrome trace-event JSON). Returns 0, or -1 with
  * the reason in err. Does nothing (0) without a path. */
-int otm_trace_write(otm_trace *t, char *err, size_t errlen);
+int ots_trace_write(ots_trace *t, char *err, size_t errlen);
 
 /* Spans recorded and dropped (the array was full). */
-uint64_t otm_trace_spans(const otm_trace *t);
-uint64_t otm_trace_dropped(const otm_trace *t);
+uint64_t ots_trace_spans(const ots_trace *t);
+uint64_t ots_trace_dropped(const ots_trace *t);
 
 /* The host's counter table, one line at a time (without newline). */
-void otm_trace_report(const otm_trace *t,
+void ots_trace_report(const ots_trace *t,
                       void (*say)(void *ctx, const char *line), void *ctx);
 
-void otm_trace_free(otm_trace *t);
+void ots_trace_free(ots_trace *t);
 
 #endif

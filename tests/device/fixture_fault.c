@@ -1,6 +1,6 @@
 /*
  * fixture_fault.c - a shared library standing in for a device image whose
- * kernels end the process, for test_fault (otm_fault_hook_exit). Built twice:
+ * kernels end the process, for test_fault (otd_fault_hook_exit). Built twice:
  * as otm_fixture_fault (the linker's defaults: lazy binding, so the PLT slots
  * stay writable) and, linked -z now -z relro, as otm_fixture_fault_now
  * (every slot read-only after loading).

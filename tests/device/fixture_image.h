@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-/* Written by the test through otm_image_symbol, read by fx_global_sum. */
+/* Written by the test through otd_image_symbol, read by fx_global_sum. */
 extern int fx_global[16];
 
 /* 0 arguments: fx_global[0] += 1. */
@@ -27,7 +27,7 @@ void fx_sum20(void *out, void *v1, void *v2, void *v3, void *v4, void *v5,
               void *v12, void *v13, void *v14, void *v15, void *v16,
               void *v17, void *v18, void *v19);
 
-/* 40 arguments, the same for i = 1..39: more than otm_kernel_call describes
+/* 40 arguments, the same for i = 1..39: more than otd_kernel_call describes
  * on its stack, so this takes its allocating path. */
 void fx_sum40(void *out, void *v1, void *v2, void *v3, void *v4, void *v5,
               void *v6, void *v7, void *v8, void *v9, void *v10, void *v11,

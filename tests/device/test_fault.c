@@ -2,7 +2,7 @@
  * test_fault.c - faults inside kernels become error values (otm/fault.h):
  * guarded calls of kernels that return, dereference NULL, write to a
  * read-only page, divide by zero, abort, overflow their stack, call exit
- * functions (a fixture library hooked with otm_fault_hook_exit), fault on a
+ * functions (a fixture library hooked with otd_fault_hook_exit), fault on a
  * thread they started; several guarded threads at once; the descriptions;
  * faults outside guarded calls, which must still kill the process (in a
  * child) after one line on the given fd.
@@ -49,13 +49,13 @@
 
 static void install(void)
 {
-    assert_int_equal(otm_fault_install(STDERR_FILENO, PREFIX), OTM_OK);
+    assert_int_equal(otd_fault_install(STDERR_FILENO, PREFIX), OTM_OK);
 }
 
 /* A fault record that no call fills: a changed field shows a write. */
-static otm_fault untouched(void)
+static otd_fault untouched(void)
 {
-    otm_fault f;
+    otd_fault f;
 
     memset(&f, 0x5a, sizeof(f));
     return f;
@@ -71,19 +71,19 @@ static void assert_usable(void)
 {
     int64_t out = 0;
     void *args[1] = {&out};
-    otm_fault f = untouched(), before = untouched();
+    otd_fault f = untouched(), before = untouched();
 
-    assert_int_equal(otm_kernel_call_guarded((void *)k_set, args, 1, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_set, args, 1, &f),
                      OTM_OK);
     assert_int_equal(out, 42);
     assert_memory_equal(&f, &before, sizeof(f));
 }
 
-static otm_status call1(void (*fn)(void *), void *arg, otm_fault *f)
+static otm_status call1(void (*fn)(void *), void *arg, otd_fault *f)
 {
     void *args[1] = {arg};
 
-    return otm_kernel_call_guarded((void *)fn, args, 1, f);
+    return otd_kernel_call_guarded((void *)fn, args, 1, f);
 }
 
 static void *open_fixture(const char *path)
@@ -163,7 +163,7 @@ static void k_fault_in_thread(void)
 
 static void k_kick_self(void *out)
 {
-    assert_int_equal(tgkill(getpid(), gettid(), otm_fault_signal()), 0);
+    assert_int_equal(tgkill(getpid(), gettid(), otd_fault_signal()), 0);
     *(int64_t *)out = 7;
 }
 
@@ -171,9 +171,9 @@ static void k_nested(void *out)
 {
     int64_t inner_out = 0;
     void *args[1] = {&inner_out};
-    otm_fault f;
+    otd_fault f;
 
-    *(otm_status *)out = otm_kernel_call_guarded((void *)k_set, args, 1, &f);
+    *(otm_status *)out = otd_kernel_call_guarded((void *)k_set, args, 1, &f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -182,11 +182,11 @@ static void k_nested(void *out)
 /* First in the list: before any install, guarded calls are refused. */
 static void test_before_install(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
     int64_t out = 0;
     void *args[1] = {&out};
 
-    assert_int_equal(otm_kernel_call_guarded((void *)k_set, args, 1, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_set, args, 1, &f),
                      OTM_ERR_INVALID);
     assert_int_equal(out, 0);
 }
@@ -194,33 +194,33 @@ static void test_before_install(void **state)
 static void test_bad_arguments(void **state)
 {
     char longer[130];
-    otm_fault f = untouched(), before = untouched();
+    otd_fault f = untouched(), before = untouched();
     int64_t out = 0;
     void *args[1] = {&out};
 
-    assert_int_equal(otm_fault_install(-1, PREFIX), OTM_ERR_INVALID);
-    assert_int_equal(otm_fault_install(STDERR_FILENO, NULL), OTM_ERR_INVALID);
+    assert_int_equal(otd_fault_install(-1, PREFIX), OTM_ERR_INVALID);
+    assert_int_equal(otd_fault_install(STDERR_FILENO, NULL), OTM_ERR_INVALID);
     memset(longer, 'x', sizeof(longer) - 1);
     longer[sizeof(longer) - 1] = '\0';
-    assert_int_equal(otm_fault_install(STDERR_FILENO, longer),
+    assert_int_equal(otd_fault_install(STDERR_FILENO, longer),
                      OTM_ERR_INVALID);
     longer[120] = '\0';
-    assert_int_equal(otm_fault_install(STDERR_FILENO, longer), OTM_OK);
+    assert_int_equal(otd_fault_install(STDERR_FILENO, longer), OTM_OK);
     install();
     install(); /* idempotent */
 
-    assert_int_equal(otm_kernel_call_guarded(NULL, args, 1, &f),
+    assert_int_equal(otd_kernel_call_guarded(NULL, args, 1, &f),
                      OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call_guarded((void *)k_set, args, 1, NULL),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_set, args, 1, NULL),
                      OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call_guarded((void *)k_set, NULL, 1, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_set, NULL, 1, &f),
                      OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call_guarded((void *)k_set, args, 5000, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_set, args, 5000, &f),
                      OTM_ERR_INVALID);
     assert_memory_equal(&f, &before, sizeof(f));
-    assert_int_equal(otm_fault_hook_exit(NULL), OTM_ERR_INVALID);
-    assert_true(otm_fault_signal() >= SIGRTMIN &&
-                otm_fault_signal() <= SIGRTMAX);
+    assert_int_equal(otd_fault_hook_exit(NULL), OTM_ERR_INVALID);
+    assert_true(otd_fault_signal() >= SIGRTMIN &&
+                otd_fault_signal() <= SIGRTMAX);
     assert_usable();
 }
 
@@ -230,7 +230,7 @@ static void test_bad_arguments(void **state)
 static void test_returns(void **state)
 {
     int64_t out = 0;
-    otm_fault f = untouched(), before = untouched();
+    otd_fault f = untouched(), before = untouched();
 
     install();
     assert_int_equal(call1(k_set, &out, &f), OTM_OK);
@@ -242,13 +242,13 @@ static void test_returns(void **state)
 
         assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &set), 0);
         assert_false(sigismember(&set, SIGSEGV));
-        assert_false(sigismember(&set, otm_fault_signal()));
+        assert_false(sigismember(&set, otd_fault_signal()));
     }
 }
 
 static void test_null(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
     assert_int_equal(call1(k_store, NULL, &f), OTM_ERR_KERNEL_FAULT);
@@ -270,7 +270,7 @@ static void test_read_only_page(void **state)
     long page = sysconf(_SC_PAGESIZE);
     void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
     assert_true(p != MAP_FAILED);
@@ -287,10 +287,10 @@ static void test_divide_by_zero(void **state)
 {
     int out = -1;
     void *args[3] = {&out, (void *)(intptr_t)1, (void *)(intptr_t)0};
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
-    assert_int_equal(otm_kernel_call_guarded((void *)k_divide, args, 3, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_divide, args, 3, &f),
                      OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.signo, SIGFPE);
     assert_int_equal(f.code, FPE_INTDIV);
@@ -298,7 +298,7 @@ static void test_divide_by_zero(void **state)
     assert_int_equal(out, -1);
     /* The same kernel with a divisor. */
     args[2] = (void *)(intptr_t)1;
-    assert_int_equal(otm_kernel_call_guarded((void *)k_divide, args, 3, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_divide, args, 3, &f),
                      OTM_OK);
     assert_int_equal(out, 1);
     assert_usable();
@@ -306,10 +306,10 @@ static void test_divide_by_zero(void **state)
 
 static void test_abort(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
-    assert_int_equal(otm_kernel_call_guarded((void *)k_abort, NULL, 0, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_abort, NULL, 0, &f),
                      OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.signo, SIGABRT);
     assert_true(f.code <= 0); /* sent by abort, not by the hardware */
@@ -317,7 +317,7 @@ static void test_abort(void **state)
     assert_int_equal(f.foreign, 0);
     assert_usable();
     /* abort() works again too. */
-    assert_int_equal(otm_kernel_call_guarded((void *)k_abort, NULL, 0, &f),
+    assert_int_equal(otd_kernel_call_guarded((void *)k_abort, NULL, 0, &f),
                      OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.signo, SIGABRT);
     assert_usable();
@@ -325,7 +325,7 @@ static void test_abort(void **state)
 
 typedef struct overflow_run {
     otm_status st, again;
-    otm_fault f;
+    otd_fault f;
 } overflow_run;
 
 static void *overflow_thread(void *arg)
@@ -365,12 +365,12 @@ static void test_stack_overflow(void **state)
 static void test_kick_ignored(void **state)
 {
     int64_t out = 0;
-    otm_fault f = untouched(), before = untouched();
+    otd_fault f = untouched(), before = untouched();
 
     install();
     /* Outside a guarded call, and inside one that nothing was recorded
      * for: the internal signal does nothing. */
-    assert_int_equal(tgkill(getpid(), gettid(), otm_fault_signal()), 0);
+    assert_int_equal(tgkill(getpid(), gettid(), otd_fault_signal()), 0);
     assert_int_equal(call1(k_kick_self, &out, &f), OTM_OK);
     assert_int_equal(out, 7);
     assert_memory_equal(&f, &before, sizeof(f));
@@ -380,7 +380,7 @@ static void test_kick_ignored(void **state)
 static void test_no_nesting(void **state)
 {
     otm_status inner = OTM_OK;
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
     assert_int_equal(call1(k_nested, &inner, &f), OTM_OK);
@@ -458,7 +458,7 @@ static size_t assert_hook_keeps_protection(void *h, const char *path)
 
     nb = read_mappings(path, before, 32);
     assert_true(nb > 0);
-    assert_int_equal(otm_fault_hook_exit(h), OTM_OK);
+    assert_int_equal(otd_fault_hook_exit(h), OTM_OK);
     na = read_mappings(path, after, 32);
     for (i = 0; i < nb; i++) {
         if (strcmp(before[i].perms, "r--p") == 0)
@@ -473,13 +473,13 @@ static void check_exits(const char *path)
 {
     void *h = open_fixture(path);
     size_t i;
-    otm_fault f;
+    otd_fault f;
     int64_t out = 0;
 
     install();
     assert_true(assert_hook_keeps_protection(h, path) > 0);
     /* Hooking again changes nothing. */
-    assert_int_equal(otm_fault_hook_exit(h), OTM_OK);
+    assert_int_equal(otd_fault_hook_exit(h), OTM_OK);
     for (i = 0; i < sizeof(exit_cases) / sizeof(exit_cases[0]); i++) {
         f = untouched();
         assert_int_equal(call1(fixture_symbol(h, exit_cases[i].symbol),
@@ -513,7 +513,7 @@ static void test_exit_none(void **state)
 {
     void *h = open_fixture(FIXTURE_PLAIN_PATH);
 
-    assert_int_equal(otm_fault_hook_exit(h), OTM_OK);
+    assert_int_equal(otd_fault_hook_exit(h), OTM_OK);
     assert_int_equal(dlclose(h), 0);
 }
 
@@ -522,11 +522,11 @@ static void test_exit_none(void **state)
 
 static void test_fault_in_kernel_thread(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
     assert_int_equal(
-        otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
+        otd_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
         OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.signo, SIGSEGV);
     assert_int_equal(f.code, SEGV_MAPERR);
@@ -536,7 +536,7 @@ static void test_fault_in_kernel_thread(void **state)
     /* A second one: the record of the first does not stand in for it. */
     f = untouched();
     assert_int_equal(
-        otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
+        otd_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
         OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.foreign, 1);
     assert_usable();
@@ -548,20 +548,20 @@ static void test_fault_in_kernel_thread(void **state)
  * the child inherits a guard that knows the parent's id. */
 static void test_fault_in_kernel_thread_after_fork(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
     int status = -1;
     pid_t pid;
 
     install();
     assert_int_equal(
-        otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
+        otd_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0, &f),
         OTM_ERR_KERNEL_FAULT);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         alarm(60); /* a kick gone astray would leave the child waiting */
         f = untouched();
-        _exit(otm_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0,
+        _exit(otd_kernel_call_guarded((void *)k_fault_in_thread, NULL, 0,
                                       &f) == OTM_ERR_KERNEL_FAULT &&
                       f.foreign == 1 && f.signo == SIGSEGV
                   ? 0
@@ -581,16 +581,16 @@ static void k_fault_in_thread_unseen(void *done)
     pthread_t t;
 
     sigemptyset(&kick);
-    sigaddset(&kick, otm_fault_signal());
+    sigaddset(&kick, otd_fault_signal());
     assert_int_equal(pthread_sigmask(SIG_BLOCK, &kick, NULL), 0);
     assert_int_equal(pthread_create(&t, NULL, store_null, NULL), 0);
-    assert_int_equal(sigwaitinfo(&kick, NULL), otm_fault_signal());
+    assert_int_equal(sigwaitinfo(&kick, NULL), otd_fault_signal());
     *(int *)done = 1; /* returns normally */
 }
 
 static void test_fault_recorded_after_kernel(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
     int done = 0;
     sigset_t mask;
 
@@ -603,17 +603,17 @@ static void test_fault_recorded_after_kernel(void **state)
     assert_int_equal(f.foreign, 1);
     /* The kernel's change of the mask is undone. */
     assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &mask), 0);
-    assert_false(sigismember(&mask, otm_fault_signal()));
+    assert_false(sigismember(&mask, otd_fault_signal()));
     assert_usable();
 }
 
 static void test_exit_in_kernel_thread(void **state)
 {
     void *h = open_fixture(FIXTURE_FAULT_PATH);
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
-    assert_int_equal(otm_fault_hook_exit(h), OTM_OK);
+    assert_int_equal(otd_fault_hook_exit(h), OTM_OK);
     assert_int_equal(call1(fixture_symbol(h, "fxf_exit_in_thread"),
                            (void *)(intptr_t)9, &f),
                      OTM_ERR_KERNEL_FAULT);
@@ -671,11 +671,11 @@ static int blocks_sigsegv(long tid)
 
 static void test_fault_after_its_kernel_ended(void **state)
 {
-    otm_fault f = untouched();
+    otd_fault f = untouched();
 
     install();
     assert_int_equal(
-        otm_kernel_call_guarded((void *)k_fault_leaving_a_thread, NULL, 0, &f),
+        otd_kernel_call_guarded((void *)k_fault_leaving_a_thread, NULL, 0, &f),
         OTM_ERR_KERNEL_FAULT);
     assert_int_equal(f.foreign, 0);
     atomic_store(&team_go, 1);
@@ -700,7 +700,7 @@ typedef struct member {
     group *g;
     int index;
     otm_status st;
-    otm_fault f;
+    otd_fault f;
     int64_t out;
 } member;
 
@@ -763,7 +763,7 @@ static void test_several_threads(void **state)
 {
     group g = {.faulty = 2, .wait_for_kick = 0};
     member m[THREADS];
-    otm_fault before = untouched();
+    otd_fault before = untouched();
     int i;
 
     install();
@@ -805,17 +805,17 @@ static void test_several_threads_foreign(void **state)
 /* ------------------------------------------------------------------------ */
 /* Descriptions                                                              */
 
-static void assert_describes(otm_fault f, const char *want)
+static void assert_describes(otd_fault f, const char *want)
 {
     char buf[256];
 
-    assert_ptr_equal(otm_fault_describe(&f, buf, sizeof(buf)), buf);
+    assert_ptr_equal(otd_fault_describe(&f, buf, sizeof(buf)), buf);
     assert_string_equal(buf, want);
 }
 
-static otm_fault fault_of(int32_t signo, int32_t code, uint64_t addr)
+static otd_fault fault_of(int32_t signo, int32_t code, uint64_t addr)
 {
-    otm_fault f;
+    otd_fault f;
 
     memset(&f, 0, sizeof(f));
     f.signo = signo;
@@ -824,9 +824,9 @@ static otm_fault fault_of(int32_t signo, int32_t code, uint64_t addr)
     return f;
 }
 
-static otm_fault exit_of(int32_t by, int32_t status)
+static otd_fault exit_of(int32_t by, int32_t status)
 {
-    otm_fault f = fault_of(0, by, 0);
+    otd_fault f = fault_of(0, by, 0);
 
     f.exit_status = status;
     return f;
@@ -872,9 +872,9 @@ static void test_describe_every_code(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-        otm_fault f = fault_of(codes[i].signo, codes[i].code, 0x40);
+        otd_fault f = fault_of(codes[i].signo, codes[i].code, 0x40);
 
-        otm_fault_describe(&f, buf, sizeof(buf));
+        otd_fault_describe(&f, buf, sizeof(buf));
         if (strstr(buf, codes[i].phrase) == NULL)
             fail_msg("signal %d code %d: \"%s\" lacks \"%s\"", codes[i].signo,
                      codes[i].code, buf, codes[i].phrase);
@@ -883,7 +883,7 @@ static void test_describe_every_code(void **state)
 
 static void test_describe(void **state)
 {
-    otm_fault f;
+    otd_fault f;
     char buf[64];
 
     assert_describes(fault_of(SIGSEGV, SEGV_MAPERR, 0),
@@ -920,16 +920,16 @@ static void test_describe(void **state)
     f.foreign = 1;
     assert_describes(f, "exit(2) in another thread of the region");
 
-    assert_ptr_equal(otm_fault_describe(NULL, buf, sizeof(buf)), buf);
+    assert_ptr_equal(otd_fault_describe(NULL, buf, sizeof(buf)), buf);
     assert_string_equal(buf, "no fault");
     /* Truncated, NUL-terminated; nothing written without room. */
     f = fault_of(SIGSEGV, SEGV_MAPERR, 0);
-    assert_string_equal(otm_fault_describe(&f, buf, 8), "SIGSEGV");
-    assert_string_equal(otm_fault_describe(&f, buf, 1), "");
+    assert_string_equal(otd_fault_describe(&f, buf, 8), "SIGSEGV");
+    assert_string_equal(otd_fault_describe(&f, buf, 1), "");
     memset(buf, 'z', sizeof(buf));
-    assert_ptr_equal(otm_fault_describe(&f, buf, 0), buf);
+    assert_ptr_equal(otd_fault_describe(&f, buf, 0), buf);
     assert_int_equal(buf[0], 'z');
-    assert_null(otm_fault_describe(&f, NULL, 16));
+    assert_null(otd_fault_describe(&f, NULL, 16));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -956,7 +956,7 @@ static _Noreturn void run_outside(outside_kind kind, int fd)
     int out;
 
     setrlimit(RLIMIT_CORE, &no_core); /* no core file in the build tree */
-    if (otm_fault_install(fd, PREFIX) != OTM_OK)
+    if (otd_fault_install(fd, PREFIX) != OTM_OK)
         _exit(90);
     switch (kind) {
     case OUTSIDE_NULL:
@@ -966,7 +966,7 @@ static _Noreturn void run_outside(outside_kind kind, int fd)
         /* A kernel called without a guard, as before this module. */
         void *args[3] = {&out, (void *)(intptr_t)1, (void *)(intptr_t)0};
 
-        otm_kernel_call((void *)k_divide, args, 3);
+        otd_kernel_call((void *)k_divide, args, 3);
         break;
     }
     case OUTSIDE_THREAD:
@@ -976,7 +976,7 @@ static _Noreturn void run_outside(outside_kind kind, int fd)
     case OUTSIDE_EXIT:
     case OUTSIDE__EXIT:
         h = dlopen(FIXTURE_FAULT_NOW_PATH, RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL || otm_fault_hook_exit(h) != OTM_OK)
+        if (h == NULL || otd_fault_hook_exit(h) != OTM_OK)
             _exit(91);
         ((void (*)(void *))dlsym(h, kind == OUTSIDE_EXIT
                                         ? "fxf_exit"

@@ -2,7 +2,7 @@
  * test_image.c - device images: checking, loading from memory, symbols,
  * kernel calls of any arity, independent copies, no files on disk, bad
  * images that must be refused with a reason and without a crash, and the
- * offload-binary wrapper of clang 16 (otm_image_unwrap).
+ * offload-binary wrapper of clang 16 (otd_image_unwrap).
  *
  * The images are fixture shared libraries built next to this test
  * (fixture_image.c); their paths come in as compile definitions.
@@ -72,22 +72,22 @@ static unsigned char *copy_prefix(const blob *b, size_t n)
     return p;
 }
 
-static otm_image *load(const blob *b)
+static otd_image *load(const blob *b)
 {
     char err[256];
-    otm_image *img = NULL;
-    otm_status st = otm_image_load(b->bytes, b->size, &img, err, sizeof(err));
+    otd_image *img = NULL;
+    otm_status st = otd_image_load(b->bytes, b->size, &img, err, sizeof(err));
 
     if (st != OTM_OK)
-        print_error("otm_image_load: %s\n", err);
+        print_error("otd_image_load: %s\n", err);
     assert_int_equal(st, OTM_OK);
     assert_non_null(img);
     return img;
 }
 
-static void *sym(otm_image *img, const char *name)
+static void *sym(otd_image *img, const char *name)
 {
-    void *p = otm_image_symbol(img, name);
+    void *p = otd_image_symbol(img, name);
 
     if (p == NULL)
         print_error("symbol %s not found\n", name);
@@ -97,7 +97,7 @@ static void *sym(otm_image *img, const char *name)
 
 static void call(void *fn, void **args, uint32_t nargs)
 {
-    assert_int_equal(otm_kernel_call(fn, args, nargs), OTM_OK);
+    assert_int_equal(otd_kernel_call(fn, args, nargs), OTM_OK);
 }
 
 /* Lines of /proc/self/maps that contain `needle`. */
@@ -152,11 +152,11 @@ static void test_check_accepts_fixture(void **state)
     char err[128];
 
     memset(err, 'x', sizeof(err));
-    assert_int_equal(otm_image_check(fx->image.bytes, fx->image.size, err,
+    assert_int_equal(otd_image_check(fx->image.bytes, fx->image.size, err,
                                      sizeof(err)),
                      OTM_OK);
     assert_string_equal(err, "");
-    assert_int_equal(otm_image_check(fx->nodelete.bytes, fx->nodelete.size,
+    assert_int_equal(otd_image_check(fx->nodelete.bytes, fx->nodelete.size,
                                      NULL, 0),
                      OTM_OK);
 }
@@ -164,7 +164,7 @@ static void test_check_accepts_fixture(void **state)
 static void test_symbols(void **state)
 {
     fixtures *fx = *state;
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
     int64_t pid = 0;
     void *args[1] = {&pid};
     void *direct;
@@ -175,17 +175,17 @@ static void test_symbols(void **state)
     sym(img, "fx_global");
     call(sym(img, "fx_getpid"), args, 1);
     assert_int_equal(pid, getpid());
-    assert_null(otm_image_symbol(img, "fx_no_such_symbol"));
-    assert_null(otm_image_symbol(img, NULL));
-    assert_null(otm_image_symbol(NULL, "fx_add"));
+    assert_null(otd_image_symbol(img, "fx_no_such_symbol"));
+    assert_null(otd_image_symbol(img, NULL));
+    assert_null(otd_image_symbol(NULL, "fx_add"));
     /* The fixture links libc, so the loader's own lookup finds malloc
      * through it; the image's lookup must not. */
     direct = dlopen(FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(direct);
     assert_non_null(dlsym(direct, "malloc"));
     dlclose(direct);
-    assert_null(otm_image_symbol(img, "malloc"));
-    otm_image_unload(img);
+    assert_null(otd_image_symbol(img, "malloc"));
+    otd_image_unload(img);
 }
 
 /* Writes through the address of fx_global are what the image's own code
@@ -193,7 +193,7 @@ static void test_symbols(void **state)
 static void test_global_visible_to_image(void **state)
 {
     fixtures *fx = *state;
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
     int *global = sym(img, "fx_global");
     int64_t sum = -1;
     void *args[1] = {&sum};
@@ -205,13 +205,13 @@ static void test_global_visible_to_image(void **state)
     assert_int_equal(sum, 1240); /* 0^2 + ... + 15^2 */
     call(sym(img, "fx_tick"), NULL, 0);
     assert_int_equal(global[0], 1);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 static void test_kernel_arities(void **state)
 {
     fixtures *fx = *state;
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
     int64_t a = 40, b = 2, out = 0, want = 0;
     void *add_args[2] = {&a, &b};
     void *args[40];
@@ -238,7 +238,7 @@ static void test_kernel_arities(void **state)
         want += i * weighted(i);
     call(sym(img, "fx_sum40"), args, 40);
     assert_int_equal(out, want);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 /* 4096 arguments are accepted. The callee reads its 40; the rest are
@@ -246,7 +246,7 @@ static void test_kernel_arities(void **state)
 static void test_kernel_max_args(void **state)
 {
     fixtures *fx = *state;
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
     void **args = calloc(4096, sizeof(*args));
     int64_t out = 0, want = 0;
     intptr_t i;
@@ -260,26 +260,26 @@ static void test_kernel_max_args(void **state)
     call(sym(img, "fx_sum40"), args, 4096);
     assert_int_equal(out, want);
     free(args);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 static void test_kernel_call_invalid(void **state)
 {
     fixtures *fx = *state;
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
     void *tick = sym(img, "fx_tick");
     int *global = sym(img, "fx_global");
     void *args[1] = {NULL};
 
-    assert_int_equal(otm_kernel_call(NULL, NULL, 0), OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call(NULL, args, 1), OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call(tick, args, 4097), OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call(tick, args, UINT32_MAX),
+    assert_int_equal(otd_kernel_call(NULL, NULL, 0), OTM_ERR_INVALID);
+    assert_int_equal(otd_kernel_call(NULL, args, 1), OTM_ERR_INVALID);
+    assert_int_equal(otd_kernel_call(tick, args, 4097), OTM_ERR_INVALID);
+    assert_int_equal(otd_kernel_call(tick, args, UINT32_MAX),
                      OTM_ERR_INVALID);
-    assert_int_equal(otm_kernel_call(tick, NULL, 1), OTM_ERR_INVALID);
+    assert_int_equal(otd_kernel_call(tick, NULL, 1), OTM_ERR_INVALID);
     /* None of them ran the kernel. */
     assert_int_equal(global[0], 0);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 /* Two loads of the same bytes are two memfds, so two libraries with their
@@ -287,8 +287,8 @@ static void test_kernel_call_invalid(void **state)
 static void test_two_loads_are_independent(void **state)
 {
     fixtures *fx = *state;
-    otm_image *a = load(&fx->image);
-    otm_image *b = load(&fx->image);
+    otd_image *a = load(&fx->image);
+    otd_image *b = load(&fx->image);
     int *ga = sym(a, "fx_global");
     int *gb = sym(b, "fx_global");
     int64_t sum_a = -1, sum_b = -1;
@@ -305,11 +305,11 @@ static void test_two_loads_are_independent(void **state)
     call(sym(b, "fx_global_sum"), args_b, 1);
     assert_int_equal(sum_a, 8);
     assert_int_equal(sum_b, 0);
-    otm_image_unload(a);
+    otd_image_unload(a);
     /* b survives a's unload. */
     call(sym(b, "fx_tick"), NULL, 0);
     assert_int_equal(gb[0], 1);
-    otm_image_unload(b);
+    otd_image_unload(b);
 }
 
 /* Unloading unmaps the library and closes its memfd; a new load starts
@@ -318,19 +318,19 @@ static void test_unload(void **state)
 {
     fixtures *fx = *state;
     int maps = count_maps(MEMFD_MAP), fds = count_fds();
-    otm_image *img = load(&fx->image);
+    otd_image *img = load(&fx->image);
 
     assert_true(count_maps(MEMFD_MAP) > maps);
     assert_int_equal(count_fds(), fds + 1);
     call(sym(img, "fx_tick"), NULL, 0);
-    otm_image_unload(img);
+    otd_image_unload(img);
     assert_int_equal(count_maps(MEMFD_MAP), maps);
     assert_int_equal(count_fds(), fds);
 
     img = load(&fx->image);
     assert_int_equal(((int *)sym(img, "fx_global"))[0], 0);
-    otm_image_unload(img);
-    otm_image_unload(NULL);
+    otd_image_unload(img);
+    otd_image_unload(NULL);
 }
 
 /* A library the loader never unmaps keeps its /proc/self/fd name; the
@@ -340,12 +340,12 @@ static void test_nodelete_name_not_reused(void **state)
     fixtures *fx = *state;
     int fd = lowest_free_fd();
     char name[32];
-    otm_image *img = load(&fx->nodelete);
+    otd_image *img = load(&fx->nodelete);
     int (*which)(void) = (int (*)(void))sym(img, "fx_which");
     void *h;
 
     assert_int_equal(which(), 2);
-    otm_image_unload(img);
+    otd_image_unload(img);
     /* The scenario is real: the library is still resident by that name. */
     snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
     h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
@@ -356,27 +356,27 @@ static void test_nodelete_name_not_reused(void **state)
     img = load(&fx->image);
     which = (int (*)(void))sym(img, "fx_which");
     assert_int_equal(which(), 1);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 static void test_loader_refusal(void **state)
 {
     fixtures *fx = *state;
     int maps = count_maps(MEMFD_MAP), fds = count_fds();
-    otm_image *img = (otm_image *)fx; /* must be reset to NULL */
+    otd_image *img = (otd_image *)fx; /* must be reset to NULL */
     char err[512];
 
-    assert_int_equal(otm_image_check(fx->unresolved.bytes,
+    assert_int_equal(otd_image_check(fx->unresolved.bytes,
                                      fx->unresolved.size, NULL, 0),
                      OTM_OK);
-    assert_int_equal(otm_image_load(fx->unresolved.bytes, fx->unresolved.size,
+    assert_int_equal(otd_image_load(fx->unresolved.bytes, fx->unresolved.size,
                                     &img, err, sizeof(err)),
                      OTM_ERR_NO_KERNEL);
     assert_null(img);
     assert_non_null(strstr(err, "otm_fixture_missing"));
     assert_int_equal(count_maps(MEMFD_MAP), maps);
     assert_int_equal(count_fds(), fds);
-    assert_int_equal(otm_image_load(fx->image.bytes, fx->image.size, NULL,
+    assert_int_equal(otd_image_load(fx->image.bytes, fx->image.size, NULL,
                                     err, sizeof(err)),
                      OTM_ERR_INVALID);
     assert_true(err[0] != '\0');
@@ -484,7 +484,7 @@ static void test_no_file_created(void **state)
     const char *own[2] = {".", getenv("TMPDIR")};
     listing before_shared[2], before_own[2];
     int maps = count_maps(MEMFD_MAP);
-    otm_image *img;
+    otd_image *img;
     int i;
 
     if (own[1] == NULL)
@@ -501,7 +501,7 @@ static void test_no_file_created(void **state)
         assert_int_equal(new_entries(shared[i], &before_shared[i], 1), 0);
         assert_int_equal(new_entries(own[i], &before_own[i], 0), 0);
     }
-    otm_image_unload(img);
+    otd_image_unload(img);
     for (i = 0; i < 2; i++) {
         assert_int_equal(new_entries(own[i], &before_own[i], 0), 0);
         free_listing(&before_shared[i]);
@@ -518,18 +518,18 @@ static void expect_invalid(const unsigned char *p, size_t size,
                            const char *what)
 {
     char err[256];
-    otm_image *img = (otm_image *)&img; /* must be reset to NULL */
+    otd_image *img = (otd_image *)&img; /* must be reset to NULL */
     otm_status st;
 
     memset(err, 'x', sizeof(err));
-    st = otm_image_check(p, size, err, sizeof(err));
+    st = otd_image_check(p, size, err, sizeof(err));
     if (st != OTM_ERR_INVALID)
         print_error("%s: check gave %d\n", what, (int)st);
     assert_int_equal(st, OTM_ERR_INVALID);
     assert_true(strlen(err) > 0 && strlen(err) < sizeof(err));
 
     memset(err, 'x', sizeof(err));
-    st = otm_image_load(p, size, &img, err, sizeof(err));
+    st = otd_image_load(p, size, &img, err, sizeof(err));
     if (st != OTM_ERR_INVALID)
         print_error("%s: load gave %d\n", what, (int)st);
     assert_int_equal(st, OTM_ERR_INVALID);
@@ -885,7 +885,7 @@ static void test_header_mutations(void **state)
             p[t[0] + next_random(&seed) % t[1]] =
                 (unsigned char)next_random(&seed);
         }
-        st = otm_image_check(p, fx->image.size, err, sizeof(err));
+        st = otd_image_check(p, fx->image.size, err, sizeof(err));
         assert_true(st == OTM_OK || st == OTM_ERR_INVALID);
         if (st == OTM_ERR_INVALID) {
             assert_true(err[0] != '\0');
@@ -904,15 +904,15 @@ static void test_err_buffer(void **state)
     unsigned char *p = copy_prefix(&fx->image, fx->image.size);
 
     edit_machine_i386(p, fx->image.size);
-    assert_int_equal(otm_image_check(p, fx->image.size, NULL, 0),
+    assert_int_equal(otd_image_check(p, fx->image.size, NULL, 0),
                      OTM_ERR_INVALID);
     memset(err, 'x', sizeof(err));
-    assert_int_equal(otm_image_check(p, fx->image.size, err, 1),
+    assert_int_equal(otd_image_check(p, fx->image.size, err, 1),
                      OTM_ERR_INVALID);
     assert_int_equal(err[0], '\0');
     assert_int_equal(err[1], 'x');
     memset(err, 'x', sizeof(err));
-    assert_int_equal(otm_image_check(p, fx->image.size, err, 8),
+    assert_int_equal(otd_image_check(p, fx->image.size, err, 8),
                      OTM_ERR_INVALID);
     assert_int_equal(strlen(err), 7);
     free(p);
@@ -983,7 +983,7 @@ static void expect_unwrap_invalid(const unsigned char *p, size_t size, const cha
     size_t image_size = 1;
     char err[160] = "";
 
-    if (otm_image_unwrap(p, size, &image, &image_size, err, sizeof err) != OTM_ERR_INVALID)
+    if (otd_image_unwrap(p, size, &image, &image_size, err, sizeof err) != OTM_ERR_INVALID)
         fail_msg("unwrap accepted %s", why);
     if (err[0] == '\0')
         fail_msg("no reason given for %s", why);
@@ -998,23 +998,23 @@ static void test_unwrap(void **state)
     uint64_t big;
 
     /* A plain ELF image is its own image (clang 14). */
-    assert_int_equal(otm_image_unwrap(fx->image.bytes, fx->image.size, &image,
+    assert_int_equal(otd_image_unwrap(fx->image.bytes, fx->image.size, &image,
                                       &image_size, err, sizeof err), OTM_OK);
     assert_ptr_equal(image, fx->image.bytes);
     assert_int_equal(image_size, fx->image.size);
 
     /* Wrapped: the ELF inside, which checks and loads. */
     unsigned char *b = wrap(&fx->image, &size, 1);
-    assert_int_equal(otm_image_unwrap(b, size, &image, &image_size, err, sizeof err), OTM_OK);
+    assert_int_equal(otd_image_unwrap(b, size, &image, &image_size, err, sizeof err), OTM_OK);
     assert_ptr_equal(image, b + 96);
     assert_int_equal(image_size, fx->image.size);
-    assert_int_equal(otm_image_check(image, image_size, err, sizeof err), OTM_OK);
-    otm_image *img = NULL;
-    assert_int_equal(otm_image_load(image, image_size, &img, err, sizeof err), OTM_OK);
-    assert_non_null(otm_image_symbol(img, "fx_add"));
-    otm_image_unload(img);
+    assert_int_equal(otd_image_check(image, image_size, err, sizeof err), OTM_OK);
+    otd_image *img = NULL;
+    assert_int_equal(otd_image_load(image, image_size, &img, err, sizeof err), OTM_OK);
+    assert_non_null(otd_image_symbol(img, "fx_add"));
+    otd_image_unload(img);
     /* The wrapper itself is no ELF image. */
-    assert_int_equal(otm_image_check(b, size, NULL, 0), OTM_ERR_INVALID);
+    assert_int_equal(otd_image_check(b, size, NULL, 0), OTM_ERR_INVALID);
 
     /* Broken wrappers are refused with a reason, never read past the end. */
     expect_unwrap_invalid(b, 31, "a header cut to 31 bytes");
@@ -1043,7 +1043,7 @@ static void test_unwrap(void **state)
     memcpy(b + 32 + 32, &big, 8);
     expect_unwrap_invalid(b, size, "an empty image");
     free(b);
-    assert_int_equal(otm_image_unwrap(fx->image.bytes, fx->image.size, NULL, &image_size,
+    assert_int_equal(otd_image_unwrap(fx->image.bytes, fx->image.size, NULL, &image_size,
                                       err, sizeof err), OTM_ERR_INVALID);
 }
 

@@ -63,23 +63,23 @@ static void test_table_found(void **state)
     size_t size;
     unsigned char *b = read_all(FIXTURE2_PATH, &size);
     char err[256];
-    otm_image *img = NULL;
-    assert_int_equal(otm_image_load(b, size, &img, err, sizeof err), OTM_OK);
-    const otm_image_entry *t = NULL;
+    otd_image *img = NULL;
+    assert_int_equal(otd_image_load(b, size, &img, err, sizeof err), OTM_OK);
+    const otd_image_entry *t = NULL;
     uint64_t n = 0;
-    assert_int_equal(otm_image_entries(img, &t, &n), OTM_OK);
+    assert_int_equal(otd_image_entries(img, &t, &n), OTM_OK);
     assert_int_equal(n, 8);
     for (uint64_t i = 0; i < n; i++) {
         assert_string_equal(t[i].name, names[i]);
         assert_int_equal(t[i].size, i == 7 ? 16 * sizeof(int) : 0);
-        assert_ptr_equal(t[i].addr, otm_image_symbol(img, names[i]));
+        assert_ptr_equal(t[i].addr, otd_image_symbol(img, names[i]));
     }
     /* The relocated address is the loaded copy's own: calling it works. */
     int *global = t[7].addr;
     global[0] = 41;
     ((void (*)(void))t[0].addr)();
     assert_int_equal(global[0], 42);
-    otm_image_unload(img);
+    otd_image_unload(img);
     free(b);
 }
 
@@ -89,25 +89,25 @@ static void test_no_table(void **state)
     size_t size;
     unsigned char *b = read_all(FIXTURE_PATH, &size);
     char err[256];
-    otm_image *img = NULL;
-    assert_int_equal(otm_image_load(b, size, &img, err, sizeof err), OTM_OK);
-    const otm_image_entry *t = (const otm_image_entry *)1;
+    otd_image *img = NULL;
+    assert_int_equal(otd_image_load(b, size, &img, err, sizeof err), OTM_OK);
+    const otd_image_entry *t = (const otd_image_entry *)1;
     uint64_t n = 99;
-    assert_int_equal(otm_image_entries(img, &t, &n), OTM_OK);
+    assert_int_equal(otd_image_entries(img, &t, &n), OTM_OK);
     assert_int_equal(n, 0);
     assert_null(t);
-    assert_int_equal(otm_image_entries(NULL, &t, &n), OTM_ERR_INVALID);
-    assert_int_equal(otm_image_entries(img, NULL, &n), OTM_ERR_INVALID);
-    assert_int_equal(otm_image_entries(img, &t, NULL), OTM_ERR_INVALID);
-    otm_image_unload(img);
+    assert_int_equal(otd_image_entries(NULL, &t, &n), OTM_ERR_INVALID);
+    assert_int_equal(otd_image_entries(img, NULL, &n), OTM_ERR_INVALID);
+    assert_int_equal(otd_image_entries(img, &t, NULL), OTM_ERR_INVALID);
+    otd_image_unload(img);
     free(b);
 }
 
 static void refused(unsigned char *b, size_t size, const char *why)
 {
     char err[256] = "";
-    otm_image *img = (otm_image *)1;
-    if (otm_image_load(b, size, &img, err, sizeof err) != OTM_ERR_INVALID)
+    otd_image *img = (otd_image *)1;
+    if (otd_image_load(b, size, &img, err, sizeof err) != OTM_ERR_INVALID)
         fail_msg("%s: loaded", why);
     assert_null(img);
     assert_non_null(strstr(err, "omp_offloading_entries"));

@@ -52,18 +52,18 @@ static int count_fds(void)
 static void load_works(void)
 {
     char err[256];
-    otm_image *img = NULL;
-    assert_int_equal(otm_image_load(image, image_size, &img, err, sizeof err), OTM_OK);
-    assert_non_null(otm_image_symbol(img, "fx_tick"));
-    otm_image_unload(img);
+    otd_image *img = NULL;
+    assert_int_equal(otd_image_load(image, image_size, &img, err, sizeof err), OTM_OK);
+    assert_non_null(otd_image_symbol(img, "fx_tick"));
+    otd_image_unload(img);
 }
 
 static void expect_refused(otm_status want, const char *reason)
 {
     char err[256];
-    otm_image *img = (otm_image *)&img;     /* must be reset to NULL */
+    otd_image *img = (otd_image *)&img;     /* must be reset to NULL */
     memset(err, 'x', sizeof err);
-    otm_status st = otm_image_load(image, image_size, &img, err, sizeof err);
+    otm_status st = otd_image_load(image, image_size, &img, err, sizeof err);
     if (st != want || !strstr(err, reason))
         print_error("load gave %d: %s\n", (int)st, err);
     assert_int_equal(st, want);
@@ -131,7 +131,7 @@ static void test_xnum_without_sections(void **state)
     eh.e_phnum = PN_XNUM;
     memcpy(p, &eh, sizeof eh);
     char err[256];
-    assert_int_equal(otm_image_check(p, image_size, err, sizeof err), OTM_ERR_INVALID);
+    assert_int_equal(otd_image_check(p, image_size, err, sizeof err), OTM_ERR_INVALID);
     assert_non_null(strstr(err, "segment count"));
     free(p);
 }
@@ -150,11 +150,11 @@ static void test_no_section_table(void **state)
     eh.e_shstrndx = 0;
     memcpy(p, &eh, sizeof eh);
     char err[256];
-    assert_int_equal(otm_image_check(p, image_size, err, sizeof err), OTM_OK);
-    otm_image *img = NULL;
-    assert_int_equal(otm_image_load(p, image_size, &img, err, sizeof err), OTM_OK);
-    assert_non_null(otm_image_symbol(img, "fx_tick"));
-    otm_image_unload(img);
+    assert_int_equal(otd_image_check(p, image_size, err, sizeof err), OTM_OK);
+    otd_image *img = NULL;
+    assert_int_equal(otd_image_load(p, image_size, &img, err, sizeof err), OTM_OK);
+    assert_non_null(otd_image_symbol(img, "fx_tick"));
+    otd_image_unload(img);
     free(p);
 }
 

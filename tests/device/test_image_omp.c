@@ -116,26 +116,26 @@ static void test_check_load_and_call(void **state)
     images *im = *state;
     long a[8] = {10, 20, 30, 40, 50, 60, 70, 80};
     void *args[1] = {a};
-    otm_image *img = NULL;
+    otd_image *img = NULL;
     char err[256], kernel[256];
     long *global;
     void *fn;
     int i;
 
-    assert_int_equal(otm_image_check(im->device.bytes, im->device.size, err,
+    assert_int_equal(otd_image_check(im->device.bytes, im->device.size, err,
                                      sizeof(err)),
                      OTM_OK);
-    if (otm_image_load(im->device.bytes, im->device.size, &img, err,
+    if (otd_image_load(im->device.bytes, im->device.size, &img, err,
                        sizeof(err)) != OTM_OK)
-        print_error("otm_image_load: %s\n", err);
+        print_error("otd_image_load: %s\n", err);
     assert_non_null(img);
     /* Its dependency came along. */
     assert_true(count_maps("libomp.so.5") > 0);
 
     assert_true(find_kernel_name(&im->device, kernel, sizeof(kernel)));
-    fn = otm_image_symbol(img, kernel);
+    fn = otd_image_symbol(img, kernel);
     assert_non_null(fn);
-    global = otm_image_symbol(img, "omp_kernel_global");
+    global = otd_image_symbol(img, "omp_kernel_global");
     assert_non_null(global);
     assert_int_equal(global[0], 1);
     assert_int_equal(global[3], 4);
@@ -143,14 +143,14 @@ static void test_check_load_and_call(void **state)
     /* What libomptarget's x86_64 plugin does: one pointer-sized argument,
      * the device address of the mapped array (here the host's, since this
      * process is the device). */
-    assert_int_equal(otm_kernel_call(fn, args, 1), OTM_OK);
+    assert_int_equal(otd_kernel_call(fn, args, 1), OTM_OK);
     for (i = 0; i < 8; i++)
         assert_int_equal(a[i], 2 * 10 * (i + 1) + (i % 4) + 1);
     /* The kernel reads the image's copy of the global. */
     global[0] = 100;
-    assert_int_equal(otm_kernel_call(fn, args, 1), OTM_OK);
+    assert_int_equal(otd_kernel_call(fn, args, 1), OTM_OK);
     assert_int_equal(a[0], 2 * 21 + 100);
-    otm_image_unload(img);
+    otd_image_unload(img);
 }
 
 static int setup(void **state)

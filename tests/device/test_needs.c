@@ -2,7 +2,7 @@
  * test_needs.c - a device image that names, among its needs, a library this
  * process cannot open (src/device/needs.h): loaded without that need when
  * it takes nothing from it, refused with both reasons when it does, and
- * otm_needs_missing and otm_needs_drop on their own, malformed images
+ * otd_needs_missing and otd_needs_drop on their own, malformed images
  * included.
  */
 #include <stdarg.h>
@@ -94,30 +94,30 @@ static void test_missing_parses_the_loaders_message(void **state)
     char lib[64];
 
     (void)state;
-    assert_true(otm_needs_missing(STUB ": cannot open shared object file: "
+    assert_true(otd_needs_missing(STUB ": cannot open shared object file: "
                                   "No such file or directory", lib, sizeof lib));
     assert_string_equal(lib, STUB);
     /* Another reason, no name, a path, no room: not a missing need. */
-    assert_false(otm_needs_missing("undefined symbol: fx_stub", lib, sizeof lib));
-    assert_false(otm_needs_missing(": cannot open shared object file", lib, sizeof lib));
-    assert_false(otm_needs_missing("/x/libz.so: cannot open shared object file", lib,
+    assert_false(otd_needs_missing("undefined symbol: fx_stub", lib, sizeof lib));
+    assert_false(otd_needs_missing(": cannot open shared object file", lib, sizeof lib));
+    assert_false(otd_needs_missing("/x/libz.so: cannot open shared object file", lib,
                                    sizeof lib));
-    assert_false(otm_needs_missing(STUB ": cannot open shared object file", lib, 8));
-    assert_false(otm_needs_missing(NULL, lib, sizeof lib));
+    assert_false(otd_needs_missing(STUB ": cannot open shared object file", lib, 8));
+    assert_false(otd_needs_missing(NULL, lib, sizeof lib));
 }
 
 static void test_image_without_a_used_need_loads(void **state)
 {
     blob b = read_file(FIXTURE_NEEDS_PATH);
     char err[512] = "";
-    otm_image *img = NULL;
+    otd_image *img = NULL;
 
     (void)state;
-    assert_int_equal(otm_image_load(b.bytes, b.size, &img, err, sizeof err), OTM_OK);
-    int (*f)(void) = (int (*)(void))otm_image_symbol(img, "fx_needs");
+    assert_int_equal(otd_image_load(b.bytes, b.size, &img, err, sizeof err), OTM_OK);
+    int (*f)(void) = (int (*)(void))otd_image_symbol(img, "fx_needs");
     assert_non_null(f);
     assert_int_equal(f(), 42);
-    otm_image_unload(img);
+    otd_image_unload(img);
     free(b.bytes);
 }
 
@@ -125,10 +125,10 @@ static void test_image_using_the_need_is_refused_with_both_reasons(void **state)
 {
     blob b = read_file(FIXTURE_NEEDS_USED_PATH);
     char err[512] = "";
-    otm_image *img = NULL;
+    otd_image *img = NULL;
 
     (void)state;
-    assert_int_equal(otm_image_load(b.bytes, b.size, &img, err, sizeof err),
+    assert_int_equal(otd_image_load(b.bytes, b.size, &img, err, sizeof err),
                      OTM_ERR_NO_KERNEL);
     assert_null(img);
     assert_non_null(strstr(err, "undefined symbol: fx_stub"));
@@ -145,12 +145,12 @@ static void test_drop_removes_only_that_need(void **state)
     (void)state;
     assert_int_equal(needs_in(&b, fd, STUB), 1);
     assert_int_equal(needs_in(&b, fd, "libc.so.6"), 1);
-    assert_int_equal(otm_needs_drop(b.bytes, b.size, fd, STUB), 1);
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), 1);
     assert_int_equal(needs_in(&b, fd, STUB), 0);
     assert_int_equal(needs_in(&b, fd, "libc.so.6"), 1);
     /* Nothing left to drop; a name the image does not need. */
-    assert_int_equal(otm_needs_drop(b.bytes, b.size, fd, STUB), 0);
-    assert_int_equal(otm_needs_drop(b.bytes, b.size, fd, "libnothere.so"), 0);
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), 0);
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, "libnothere.so"), 0);
     close(fd);
     free(b.bytes);
 }
@@ -174,7 +174,7 @@ static void test_drop_refuses_a_malformed_dynamic_segment(void **state)
             Elf64_Xword saved = d->d_un.d_val;
             d->d_un.d_val = (Elf64_Xword)b.size;   /* past the end */
             int fd = memfd_of(&b);
-            assert_int_equal(otm_needs_drop(b.bytes, b.size, fd, STUB), -1);
+            assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), -1);
             close(fd);
             d->d_un.d_val = saved;
         }
@@ -182,13 +182,13 @@ static void test_drop_refuses_a_malformed_dynamic_segment(void **state)
             Elf64_Addr saved = d->d_un.d_ptr;
             d->d_un.d_ptr = UINT64_MAX - 16;        /* in no segment */
             int fd = memfd_of(&b);
-            assert_int_equal(otm_needs_drop(b.bytes, b.size, fd, STUB), -1);
+            assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), -1);
             close(fd);
             d->d_un.d_ptr = saved;
         }
     }
     /* A file that cannot be read. */
-    assert_int_equal(otm_needs_drop(b.bytes, b.size, -1, STUB), -1);
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, -1, STUB), -1);
     free(b.bytes);
 }
 

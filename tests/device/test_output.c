@@ -98,36 +98,36 @@ static void in_child(void (*fn)(void))
 /* ------------------------------------------------------------------------ */
 /* Helpers for the children                                                  */
 
-static otm_output *start(void)
+static otd_output *start(void)
 {
     char err[256];
-    otm_output *o = NULL;
-    otm_status st = otm_output_start(&o, err, sizeof(err));
+    otd_output *o = NULL;
+    otm_status st = otd_output_start(&o, err, sizeof(err));
 
     if (st != OTM_OK)
-        dprintf(diag_fd, "otm_output_start: %s\n", err);
+        dprintf(diag_fd, "otd_output_start: %s\n", err);
     CHECK(st == OTM_OK);
     CHECK(o != NULL);
     return o;
 }
 
-static void expect_pending(otm_output *o, uint64_t out, uint64_t err)
+static void expect_pending(otd_output *o, uint64_t out, uint64_t err)
 {
     uint64_t n_out = 99, n_err = 99;
 
-    otm_output_pending(o, &n_out, &n_err);
+    otd_output_pending(o, &n_out, &n_err);
     CHECK_U64(n_out, out);
     CHECK_U64(n_err, err);
 }
 
 /* Takes out + err bytes and checks them against the two strings. */
-static void expect_take(otm_output *o, const char *out, const char *err)
+static void expect_take(otd_output *o, const char *out, const char *err)
 {
     size_t n_out = strlen(out), n_err = strlen(err);
     uint8_t buf[4096];
 
     CHECK(n_out + n_err <= sizeof(buf));
-    CHECK(otm_output_take(o, buf, n_out, n_err) == OTM_OK);
+    CHECK(otd_output_take(o, buf, n_out, n_err) == OTM_OK);
     CHECK(memcmp(buf, out, n_out) == 0);
     CHECK(memcmp(buf + n_out, err, n_err) == 0);
 }
@@ -177,7 +177,7 @@ static int same_file(int a, int b)
 
 static void child_in_order(void)
 {
-    otm_output *o = start();
+    otd_output *o = start();
 
     /* stdout's buffer reaches the memfd when flushed; the explicit flushes
      * order printf against write as a program would have to. */
@@ -195,7 +195,7 @@ static void child_in_order(void)
     write_str(1, "again");
     expect_pending(o, 5, 0);
     expect_take(o, "again", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_in_order(void **state)
@@ -205,7 +205,7 @@ static void test_in_order(void **state)
 
 static void child_pending_counts(void)
 {
-    otm_output *o = start();
+    otd_output *o = start();
 
     expect_pending(o, 0, 0);
     printf("abc\n");
@@ -219,7 +219,7 @@ static void child_pending_counts(void)
     /* Counting takes nothing. */
     expect_pending(o, 7, 2);
     expect_take(o, "abc\nxyz", "12");
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_pending_counts(void **state)
@@ -229,7 +229,7 @@ static void test_pending_counts(void **state)
 
 static void child_take_part(void)
 {
-    otm_output *o = start();
+    otd_output *o = start();
 
     write_str(1, "0123456789");
     write_str(2, "abcdef");
@@ -240,7 +240,7 @@ static void child_take_part(void)
     expect_pending(o, 6, 2);
     expect_take(o, "456789", "ef");
     expect_pending(o, 0, 0);
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_take_part(void **state)
@@ -250,7 +250,7 @@ static void test_take_part(void **state)
 
 static void child_after_pending(void)
 {
-    otm_output *o = start();
+    otd_output *o = start();
 
     write_str(1, "one");
     expect_pending(o, 3, 0);
@@ -259,7 +259,7 @@ static void child_after_pending(void)
     expect_take(o, "one", "");
     expect_pending(o, 3, 4);
     expect_take(o, "two", "late");
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_after_pending(void **state)
@@ -269,21 +269,21 @@ static void test_after_pending(void **state)
 
 static void child_take_too_much(void)
 {
-    otm_output *o = start();
+    otd_output *o = start();
     uint8_t buf[16];
 
     write_str(1, "12345");
     write_str(2, "ab");
     expect_pending(o, 5, 2);
-    CHECK(otm_output_take(o, buf, 6, 0) == OTM_ERR_INVALID);
-    CHECK(otm_output_take(o, buf, 0, 3) == OTM_ERR_INVALID);
-    CHECK(otm_output_take(o, buf, 6, 2) == OTM_ERR_INVALID);
-    CHECK(otm_output_take(o, buf, UINT64_MAX, UINT64_MAX) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, buf, 6, 0) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, buf, 0, 3) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, buf, 6, 2) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, buf, UINT64_MAX, UINT64_MAX) == OTM_ERR_INVALID);
     /* Nothing was taken by the refusals. */
     expect_pending(o, 5, 2);
     expect_take(o, "12345", "ab");
-    CHECK(otm_output_take(o, buf, 1, 0) == OTM_ERR_INVALID);
-    otm_output_stop(o);
+    CHECK(otd_output_take(o, buf, 1, 0) == OTM_ERR_INVALID);
+    otd_output_stop(o);
 }
 
 static void test_take_too_much(void **state)
@@ -329,17 +329,17 @@ static void *write_lines(void *arg)
 
 /* Appends everything pending to buf (out bytes at *n_out, err bytes at
  * *n_err of their own buffers). */
-static void take_all(otm_output *o, char *out, size_t *n_out, char *err,
+static void take_all(otd_output *o, char *out, size_t *n_out, char *err,
                      size_t *n_err, size_t cap)
 {
     uint64_t p_out, p_err;
     uint8_t *tmp;
 
-    otm_output_pending(o, &p_out, &p_err);
+    otd_output_pending(o, &p_out, &p_err);
     CHECK(*n_out + p_out <= cap && *n_err + p_err <= cap);
     tmp = malloc(p_out + p_err + 1);
     CHECK(tmp != NULL);
-    CHECK(otm_output_take(o, tmp, p_out, p_err) == OTM_OK);
+    CHECK(otd_output_take(o, tmp, p_out, p_err) == OTM_OK);
     memcpy(out + *n_out, tmp, p_out);
     memcpy(err + *n_err, tmp + p_out, p_err);
     *n_out += p_out;
@@ -374,7 +374,7 @@ static void child_threads(void)
     char *out = malloc(cap), *err = malloc(cap);
     size_t n_out = 0, n_err = 0;
     writer w[2 * WRITERS];
-    otm_output *o = start();
+    otd_output *o = start();
     int i, rounds = 0;
 
     CHECK(out != NULL && err != NULL);
@@ -390,7 +390,7 @@ static void child_threads(void)
         CHECK(pthread_join(w[i].thread, NULL) == 0);
     take_all(o, out, &n_out, err, &n_err, cap);
     expect_pending(o, 0, 0);
-    otm_output_stop(o);
+    otd_output_stop(o);
     check_lines(out, n_out, 1);
     check_lines(err, n_err, 2);
     free(out);
@@ -439,7 +439,7 @@ static void child_ten_mib(void)
     const size_t total = 10 * MIB;
     const size_t first = 5 * MIB + 100; /* not a page boundary */
     uint8_t *buf = malloc(total);
-    otm_output *o = start();
+    otd_output *o = start();
     struct stat st;
     size_t i;
 
@@ -447,12 +447,12 @@ static void child_ten_mib(void)
     write_pattern(total);
     expect_pending(o, total, 0);
     CHECK(resident() >= total);
-    CHECK(otm_output_take(o, buf, first, 0) == OTM_OK);
+    CHECK(otd_output_take(o, buf, first, 0) == OTM_OK);
     expect_pending(o, total - first, 0);
     /* The taken pages are gone, the rest is there, with one page split. */
     CHECK(resident() <= total - first + 4096);
     CHECK(resident() >= total - first);
-    CHECK(otm_output_take(o, buf + first, total - first, 0) == OTM_OK);
+    CHECK(otd_output_take(o, buf + first, total - first, 0) == OTM_OK);
     for (i = 0; i < total; i++)
         if (buf[i] != pattern(i))
             CHECK_U64(i, total); /* reports the first wrong offset */
@@ -466,7 +466,7 @@ static void child_ten_mib(void)
     write_str(1, "tail");
     expect_pending(o, 4, 0);
     expect_take(o, "tail", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
     free(buf);
 }
 
@@ -482,7 +482,7 @@ static void child_stop_forwards(void)
 {
     int p_out[2], p_err[2];
     char got[256];
-    otm_output *o;
+    otd_output *o;
 
     CHECK(pipe(p_out) == 0 && pipe(p_err) == 0);
     CHECK(dup2(p_out[1], 1) == 1 && dup2(p_err[1], 2) == 2);
@@ -491,20 +491,20 @@ static void child_stop_forwards(void)
     /* Written before the capture: start flushes it to the original. */
     printf("before|");
     o = start();
-    CHECK(otm_output_fd(o, 1) >= 3 && otm_output_fd(o, 2) >= 3);
-    CHECK(same_file(otm_output_fd(o, 1), p_out[0]));
-    CHECK(same_file(otm_output_fd(o, 2), p_err[0]));
+    CHECK(otd_output_fd(o, 1) >= 3 && otd_output_fd(o, 2) >= 3);
+    CHECK(same_file(otd_output_fd(o, 1), p_out[0]));
+    CHECK(same_file(otd_output_fd(o, 2), p_err[0]));
     CHECK(!same_file(1, p_out[0]) && !same_file(2, p_err[0]));
-    CHECK(otm_output_fd(o, 0) == -1 && otm_output_fd(o, 3) == -1);
+    CHECK(otd_output_fd(o, 0) == -1 && otd_output_fd(o, 3) == -1);
     printf("taken|");
     expect_pending(o, 6, 0);
     expect_take(o, "taken|", "");
     /* The worker's own log lines bypass the capture. */
-    write_str(otm_output_fd(o, 1), "log|");
-    write_str(otm_output_fd(o, 2), "elog|");
+    write_str(otd_output_fd(o, 1), "log|");
+    write_str(otd_output_fd(o, 2), "elog|");
     printf("kept|");       /* still in stdio: stop flushes it */
     write_str(2, "ekept|");
-    otm_output_stop(o);
+    otd_output_stop(o);
     /* The originals are back on 1 and 2, not close-on-exec. */
     CHECK(same_file(1, p_out[0]) && same_file(2, p_err[0]));
     CHECK(fcntl(1, F_GETFD) == 0 && fcntl(2, F_GETFD) == 0);
@@ -528,13 +528,13 @@ static void test_stop_forwards(void **state)
 static void child_stop_keeps_cloexec(void)
 {
     int p[2];
-    otm_output *o;
+    otd_output *o;
 
     CHECK(pipe2(p, O_CLOEXEC) == 0);
     CHECK(dup3(p[1], 1, O_CLOEXEC) == 1);
     o = start();
     CHECK(fcntl(1, F_GETFD) == 0); /* the memfd on 1 is inherited */
-    otm_output_stop(o);
+    otd_output_stop(o);
     CHECK(fcntl(1, F_GETFD) == FD_CLOEXEC);
     CHECK(same_file(1, p[0]));
 }
@@ -550,24 +550,24 @@ static void test_stop_keeps_cloexec(void **state)
 static void child_start_twice(void)
 {
     char err[256];
-    otm_output *o = start(), *again = (otm_output *)&err;
+    otd_output *o = start(), *again = (otd_output *)&err;
     int fds = count_fds();
 
     write_str(1, "first");
-    CHECK(otm_output_start(&again, err, sizeof(err)) == OTM_ERR_BUSY);
+    CHECK(otd_output_start(&again, err, sizeof(err)) == OTM_ERR_BUSY);
     CHECK(again == NULL);
     CHECK(strstr(err, "already") != NULL);
     CHECK_U64((uint64_t)count_fds(), (uint64_t)fds);
     /* The first capture is untouched. */
     expect_pending(o, 5, 0);
     expect_take(o, "first", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
     /* After stop, a new capture starts. */
     o = start();
     write_str(1, "second");
     expect_pending(o, 6, 0);
     expect_take(o, "second", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_start_twice(void **state)
@@ -580,27 +580,27 @@ static void child_null_arguments(void)
     char err[256];
     uint64_t n_out = 7, n_err = 7;
     uint8_t buf[4];
-    otm_output *o;
+    otd_output *o;
 
-    CHECK(otm_output_start(NULL, err, sizeof(err)) == OTM_ERR_INVALID);
+    CHECK(otd_output_start(NULL, err, sizeof(err)) == OTM_ERR_INVALID);
     CHECK(err[0] != '\0');
-    CHECK(otm_output_start(NULL, NULL, 0) == OTM_ERR_INVALID);
-    CHECK(otm_output_take(NULL, buf, 0, 0) == OTM_ERR_INVALID);
-    CHECK(otm_output_fd(NULL, 1) == -1);
-    otm_output_pending(NULL, &n_out, &n_err);
+    CHECK(otd_output_start(NULL, NULL, 0) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(NULL, buf, 0, 0) == OTM_ERR_INVALID);
+    CHECK(otd_output_fd(NULL, 1) == -1);
+    otd_output_pending(NULL, &n_out, &n_err);
     CHECK(n_out == 0 && n_err == 0);
-    otm_output_stop(NULL);
+    otd_output_stop(NULL);
     /* A start after the refusals still works: nothing was left held. */
     o = start();
     write_str(1, "ab");
-    otm_output_pending(o, NULL, NULL);
-    otm_output_pending(o, &n_out, NULL);
+    otd_output_pending(o, NULL, NULL);
+    otd_output_pending(o, &n_out, NULL);
     CHECK_U64(n_out, 2);
-    CHECK(otm_output_take(o, NULL, 1, 0) == OTM_ERR_INVALID);
-    CHECK(otm_output_take(o, NULL, 0, 0) == OTM_OK);
+    CHECK(otd_output_take(o, NULL, 1, 0) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, NULL, 0, 0) == OTM_OK);
     expect_pending(o, 2, 0);
     expect_take(o, "ab", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
 }
 
 static void test_null_arguments(void **state)
@@ -614,12 +614,12 @@ static void test_null_arguments(void **state)
 static void child_closed_stderr(void)
 {
     char err[256];
-    otm_output *o = (otm_output *)&err;
+    otd_output *o = (otd_output *)&err;
     int fds;
 
     close(2);
     fds = count_fds();
-    CHECK(otm_output_start(&o, err, sizeof(err)) == OTM_ERR_INVALID);
+    CHECK(otd_output_start(&o, err, sizeof(err)) == OTM_ERR_INVALID);
     CHECK(o == NULL);
     CHECK(strstr(err, "descriptor 2") != NULL);
     CHECK_U64((uint64_t)count_fds(), (uint64_t)fds);
@@ -637,12 +637,12 @@ static void test_closed_stderr(void **state)
 static void child_closed_stdin(void)
 {
     close(0);
-    otm_output *o = start();
+    otd_output *o = start();
     CHECK(fcntl(0, F_GETFD) == -1 && errno == EBADF);
     write_str(1, "in");
     expect_pending(o, 2, 0);
     expect_take(o, "in", "");
-    otm_output_stop(o);
+    otd_output_stop(o);
     CHECK(fcntl(0, F_GETFD) == -1 && errno == EBADF);
 }
 
@@ -679,7 +679,7 @@ static void child_out_of_descriptors(void)
 {
     struct rlimit rl;
     char err[256];
-    otm_output *o = NULL;
+    otd_output *o = NULL;
     int fds, highest = 0, fd, failures = 0, orig_out, orig_err;
     otm_status st = OTM_ERR_NOMEM;
     rlim_t limit;
@@ -697,7 +697,7 @@ static void child_out_of_descriptors(void)
     for (limit = (rlim_t)highest + 1; limit < (rlim_t)highest + 16; limit++) {
         rl.rlim_cur = limit;
         CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
-        st = otm_output_start(&o, err, sizeof(err));
+        st = otd_output_start(&o, err, sizeof(err));
         if (st == OTM_OK)
             break;
         failures++;
@@ -709,7 +709,7 @@ static void child_out_of_descriptors(void)
     CHECK(st == OTM_OK);
     CHECK_U64((uint64_t)failures, 4);
     CHECK(!same_file(1, orig_out) && !same_file(2, orig_err));
-    otm_output_stop(o);
+    otd_output_stop(o);
     CHECK_U64((uint64_t)count_fds(), (uint64_t)fds);
     CHECK(same_file(1, orig_out) && same_file(2, orig_err));
 }

@@ -1,7 +1,7 @@
 /*
  * test_idle.c - the idle policy of the shell's polling loops
  * (src/shell/idle.c): how long a nap is after a given time idle, what
- * otm_idle_after does with progress and with data in flight, and the
+ * ots_idle_after does with progress and with data in flight, and the
  * scheduling slice a thread takes once spinning is over.
  */
 #include <stdarg.h>
@@ -24,10 +24,10 @@
 static void test_nap_is_an_eighth(void **state)
 {
     (void)state;
-    assert_int_equal(otm_idle_nap_ns(800 * US, 1 * MS), 100 * US);
-    assert_int_equal(otm_idle_nap_ns(4 * MS, 1 * MS), 500 * US);
+    assert_int_equal(ots_idle_nap_ns(800 * US, 1 * MS), 100 * US);
+    assert_int_equal(ots_idle_nap_ns(4 * MS, 1 * MS), 500 * US);
     for (uint64_t idle = 8 * US; idle <= 8 * MS; idle += 8 * US)
-        assert_true(otm_idle_nap_ns(idle, 1 * MS) * 8 <= idle);
+        assert_true(ots_idle_nap_ns(idle, 1 * MS) * 8 <= idle);
 }
 
 /* At least 1 us (a shorter nanosleep costs the same system call), at
@@ -35,20 +35,20 @@ static void test_nap_is_an_eighth(void **state)
 static void test_nap_bounds(void **state)
 {
     (void)state;
-    assert_int_equal(otm_idle_nap_ns(0, 1 * MS), 1 * US);
-    assert_int_equal(otm_idle_nap_ns(7 * US, 1 * MS), 1 * US);
-    assert_int_equal(otm_idle_nap_ns(9 * MS, 1 * MS), 1 * MS);
-    assert_int_equal(otm_idle_nap_ns(UINT64_MAX, 1 * MS), 1 * MS);
-    assert_int_equal(otm_idle_nap_ns(1 * MS, 500), 500);
+    assert_int_equal(ots_idle_nap_ns(0, 1 * MS), 1 * US);
+    assert_int_equal(ots_idle_nap_ns(7 * US, 1 * MS), 1 * US);
+    assert_int_equal(ots_idle_nap_ns(9 * MS, 1 * MS), 1 * MS);
+    assert_int_equal(ots_idle_nap_ns(UINT64_MAX, 1 * MS), 1 * MS);
+    assert_int_equal(ots_idle_nap_ns(1 * MS, 500), 500);
 }
 
-static otm_idle sleeping_idle(void)
+static ots_idle sleeping_idle(void)
 {
     otm_settings s = otm_settings_default();
     s.idle = OTM_IDLE_SLEEP;
     s.spin_ns = 0;
-    otm_idle idle;
-    otm_idle_init(&idle, &s);
+    ots_idle idle;
+    ots_idle_init(&idle, &s);
     return idle;
 }
 
@@ -57,10 +57,10 @@ static otm_idle sleeping_idle(void)
 static void test_streaming_never_naps(void **state)
 {
     (void)state;
-    otm_idle idle = sleeping_idle();
-    uint64_t t0 = otm_clock_ns();
-    while (otm_clock_ns() - t0 < 2 * MS)
-        otm_idle_after(&idle, 0, 1);
+    ots_idle idle = sleeping_idle();
+    uint64_t t0 = ots_clock_ns();
+    while (ots_clock_ns() - t0 < 2 * MS)
+        ots_idle_after(&idle, 0, 1);
     assert_int_equal(idle.sleep_ns, 0);
     assert_int_not_equal(idle.idle_since, 0);
 }
@@ -70,13 +70,13 @@ static void test_streaming_never_naps(void **state)
 static void test_naps_then_progress_resets(void **state)
 {
     (void)state;
-    otm_idle idle = sleeping_idle();
-    uint64_t t0 = otm_clock_ns();
-    while (idle.sleep_ns == 0 && otm_clock_ns() - t0 < 1000 * MS)
-        otm_idle_after(&idle, 0, 0);
+    ots_idle idle = sleeping_idle();
+    uint64_t t0 = ots_clock_ns();
+    while (idle.sleep_ns == 0 && ots_clock_ns() - t0 < 1000 * MS)
+        ots_idle_after(&idle, 0, 0);
     assert_int_not_equal(idle.sleep_ns, 0);
     assert_true(idle.sleep_ns <= idle.sleep_max_ns);
-    otm_idle_after(&idle, 1, 0);
+    ots_idle_after(&idle, 1, 0);
     assert_int_equal(idle.sleep_ns, 0);
     assert_int_equal(idle.idle_since, 0);
 }
@@ -93,7 +93,7 @@ static int kernel_has_slices(void)
 
 static void *slice_of_new_thread(void *arg)
 {
-    *(uint64_t *)arg = otm_sched_slice_ns();
+    *(uint64_t *)arg = ots_sched_slice_ns();
     return NULL;
 }
 
@@ -104,18 +104,18 @@ static void *slice_thread(void *arg)
     s.idle = OTM_IDLE_YIELD;
     s.spin_ns = 0;
     s.slice_ns = 300 * US;
-    otm_idle idle;
-    otm_idle_init(&idle, &s);
-    seen[0] = otm_sched_slice_ns();     /* before: the default */
-    otm_idle_after(&idle, 0, 0);        /* spinning is over at once */
-    seen[1] = otm_sched_slice_ns();
+    ots_idle idle;
+    ots_idle_init(&idle, &s);
+    seen[0] = ots_sched_slice_ns();     /* before: the default */
+    ots_idle_after(&idle, 0, 0);        /* spinning is over at once */
+    seen[1] = ots_sched_slice_ns();
     pthread_t t;
     if (pthread_create(&t, NULL, slice_of_new_thread, &seen[2]) == 0)
         pthread_join(t, NULL);
     else
         seen[2] = UINT64_MAX;
-    otm_idle_after(&idle, 1, 0);        /* progress keeps it */
-    seen[3] = otm_sched_slice_ns();
+    ots_idle_after(&idle, 1, 0);        /* progress keeps it */
+    seen[3] = ots_sched_slice_ns();
     return NULL;
 }
 
@@ -144,10 +144,10 @@ static void *no_slice_thread(void *arg)
     otm_settings s = otm_settings_default();
     s.spin_ns = 0;
     s.slice_ns = 0;
-    otm_idle idle;
-    otm_idle_init(&idle, &s);
-    otm_idle_after(&idle, 0, 0);
-    *(uint64_t *)arg = otm_sched_slice_ns();
+    ots_idle idle;
+    ots_idle_init(&idle, &s);
+    ots_idle_after(&idle, 0, 0);
+    *(uint64_t *)arg = ots_sched_slice_ns();
     return NULL;
 }
 

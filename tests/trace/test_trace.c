@@ -40,13 +40,13 @@ static otm_event event(int kind, int side, int rank, uint64_t bytes, int tag)
 }
 
 /* Takes `ev` through its whole life; status != OTM_OK ends it FAILED. */
-static void live(otm_trace *t, otm_event *ev, otm_status status)
+static void live(ots_trace *t, otm_event *ev, otm_status status)
 {
-    otm_trace_record(t, ev, OTM_TRACE_BEGIN);
-    otm_trace_record(t, ev, OTM_TRACE_RUN);
+    ots_trace_record(t, ev, OTM_TRACE_BEGIN);
+    ots_trace_record(t, ev, OTM_TRACE_RUN);
     ev->status = status;
     ev->state = status == OTM_OK ? OTM_FINISHED : OTM_FAILED;
-    otm_trace_record(t, ev, OTM_TRACE_END);
+    ots_trace_record(t, ev, OTM_TRACE_END);
 }
 
 static char dir[64];
@@ -88,16 +88,16 @@ static void test_off(void **state)
 {
     (void)state;
     char err[64];
-    assert_null(otm_trace_new(NULL, 0, 0, 3, 0, err, sizeof err));
-    assert_null(otm_trace_new("", 0, 0, 3, 0, err, sizeof err));
+    assert_null(ots_trace_new(NULL, 0, 0, 3, 0, err, sizeof err));
+    assert_null(ots_trace_new("", 0, 0, 3, 0, err, sizeof err));
     /* Counters are the host's: a worker without a path needs no recorder. */
-    assert_null(otm_trace_new(NULL, 1, 1, 3, 0, err, sizeof err));
-    otm_trace *t = otm_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
+    assert_null(ots_trace_new(NULL, 1, 1, 3, 0, err, sizeof err));
+    ots_trace *t = ots_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
     assert_non_null(t);
     char e2[64] = "untouched";
-    assert_int_equal(otm_trace_write(t, e2, sizeof e2), 0);   /* no path */
+    assert_int_equal(ots_trace_write(t, e2, sizeof e2), 0);   /* no path */
     assert_string_equal(e2, "untouched");
-    otm_trace_free(t);
+    ots_trace_free(t);
 }
 
 static void test_spans_json(void **state)
@@ -105,21 +105,21 @@ static void test_spans_json(void **state)
     (void)state;
     char err[256], prefix[128], file[160];
     snprintf(prefix, sizeof prefix, "%s/host", dir);
-    otm_trace *t = otm_trace_new(prefix, 0, 0, 3, 0, err, sizeof err);
+    ots_trace *t = ots_trace_new(prefix, 0, 0, 3, 0, err, sizeof err);
     assert_non_null(t);
-    otm_trace_name_thread(t, "main");
+    ots_trace_name_thread(t, "main");
     otm_event a = event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 1000, 7);
     otm_event b = event(OTM_KIND_RETRIEVE, OTM_ORIGIN, 2, 64, 9);
     otm_event c = event(OTM_KIND_EXCHANGE, OTM_ORIGIN, 1, 4096, 11);
     live(t, &a, OTM_OK);
     live(t, &b, OTM_ERR_BAD_POINTER);
     live(t, &c, OTM_OK);
-    assert_int_equal(otm_trace_spans(t), 3);
-    assert_int_equal(otm_trace_dropped(t), 0);
-    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
+    assert_int_equal(ots_trace_spans(t), 3);
+    assert_int_equal(ots_trace_dropped(t), 0);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
     snprintf(file, sizeof file, "%s.0.json", prefix);
     assert_string_equal(err, file);
-    otm_trace_free(t);
+    ots_trace_free(t);
     assert_string_equal(
         python("x=[e for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\"]; "
                "print(\";\".join(\"%s %s %d %d %d %s %s\" % (e[\"name\"], e[\"cat\"], "
@@ -141,16 +141,16 @@ static void test_worker_tracks(void **state)
     (void)state;
     char err[256], prefix[128], file[160];
     snprintf(prefix, sizeof prefix, "%s/worker", dir);
-    otm_trace *t = otm_trace_new(prefix, 1, 2, 3, 0, err, sizeof err);
+    ots_trace *t = ots_trace_new(prefix, 1, 2, 3, 0, err, sizeof err);
     assert_non_null(t);
-    otm_trace_name_thread(t, "gate");
+    ots_trace_name_thread(t, "gate");
     otm_event a = event(OTM_KIND_EXECUTE, OTM_DEST, 0, 0, 5);
     otm_event b = event(OTM_KIND_EXCHANGE, OTM_DEST, 1, 256, 6);
     b.flags = OTM_XCHG_RECV;
     live(t, &a, OTM_OK);
     live(t, &b, OTM_OK);
-    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
-    otm_trace_free(t);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
+    ots_trace_free(t);
     snprintf(file, sizeof file, "%s.2.json", prefix);
     assert_string_equal(
         python("print([(e[\"pid\"], e[\"args\"][\"device\"], e[\"args\"].get(\"role\")) "
@@ -165,17 +165,17 @@ static void test_full(void **state)
     (void)state;
     char err[256], prefix[128], file[160];
     snprintf(prefix, sizeof prefix, "%s/full", dir);
-    otm_trace *t = otm_trace_new(prefix, 0, 1, 2, 0, err, sizeof err);
+    ots_trace *t = ots_trace_new(prefix, 0, 1, 2, 0, err, sizeof err);
     assert_non_null(t);
     otm_event ev = event(OTM_KIND_ALLOC, OTM_DEST, 0, 8, 3);
     for (unsigned i = 0; i < OTM_TRACE_CAPACITY + 5; i++) {
         ev.state = OTM_RUNNING;
         live(t, &ev, OTM_OK);
     }
-    assert_int_equal(otm_trace_spans(t), OTM_TRACE_CAPACITY);
-    assert_int_equal(otm_trace_dropped(t), 5);
-    assert_int_equal(otm_trace_write(t, err, sizeof err), 0);
-    otm_trace_free(t);
+    assert_int_equal(ots_trace_spans(t), OTM_TRACE_CAPACITY);
+    assert_int_equal(ots_trace_dropped(t), 5);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
+    ots_trace_free(t);
     snprintf(file, sizeof file, "%s.1.json", prefix);
     char want[64];
     snprintf(want, sizeof want, "%u %u 5", OTM_TRACE_CAPACITY, OTM_TRACE_CAPACITY);
@@ -189,11 +189,11 @@ static void test_unwritable(void **state)
 {
     (void)state;
     char err[256];
-    otm_trace *t = otm_trace_new("/nonexistent-dir/x", 0, 0, 2, 0, err, sizeof err);
+    ots_trace *t = ots_trace_new("/nonexistent-dir/x", 0, 0, 2, 0, err, sizeof err);
     assert_non_null(t);
-    assert_int_equal(otm_trace_write(t, err, sizeof err), -1);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot write the trace /nonexistent-dir/x.0.json"));
-    otm_trace_free(t);
+    ots_trace_free(t);
 }
 
 typedef struct lines {
@@ -213,7 +213,7 @@ static void test_counters(void **state)
 {
     (void)state;
     char err[64];
-    otm_trace *t = otm_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
+    ots_trace *t = ots_trace_new(NULL, 1, 0, 3, 0, err, sizeof err);
     assert_non_null(t);
     otm_event evs[] = {
         event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 1000, 3),
@@ -229,8 +229,8 @@ static void test_counters(void **state)
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         live(t, &evs[i], i == 3 ? OTM_ERR_BAD_POINTER : OTM_OK);
     lines l = {.n = 0};
-    otm_trace_report(t, collect, &l);
-    otm_trace_free(t);
+    ots_trace_report(t, collect, &l);
+    ots_trace_free(t);
     assert_int_equal(l.n, 4);
     assert_non_null(strstr(l.text[0], "kernel-ms"));
     const char *cols[] = {"device", "rank", "ALLOC", "DELETE", "SUBMIT", "RETRIEVE",

@@ -1,5 +1,5 @@
 /*
- * host.c - rank 0: its devices, what their regions print and how they die,
+ * host_ops.c - rank 0: its devices, what their regions print and how they die,
  * the host's queues and the one loop that waits on them, and the
  * operations the entry points run on them.
  *
@@ -8,7 +8,7 @@
  * while it is progressed; the node's shared state has the node lock; MPI is
  * initialised with MPI_THREAD_MULTIPLE. Each exported function below that
  * touches the node, its queues or its events does so inside the node
- * (otm_plugin_enter, end.c), so that the end of the job, which one thread
+ * (otp_plugin_enter, end.c), so that the end of the job, which one thread
  * runs alone, never meets it there. The host's end of the job is end.c's;
  * the device allocations are memory.c's.
  */
@@ -23,10 +23,10 @@
 #include "../shell/idle.h"
 #include "plugin.h"
 
-int otm_host_start(otm_plugin *p)
+int otp_host_start(otp_plugin *p)
 {
     p->ndevices = p->node.size - 1;
-    p->devices = otm_plugin_calloc((size_t)p->ndevices, sizeof *p->devices);
+    p->devices = otp_plugin_calloc((size_t)p->ndevices, sizeof *p->devices);
     if (!p->devices)
         return -1;
     for (int i = 0; i < p->ndevices; i++)
@@ -46,7 +46,7 @@ static void region_output(void *ctx, int rank, int stream, const uint8_t *buf, s
 }
 
 /* The name of the entry at device address `addr` on device d, or NULL. */
-static const char *entry_name(otm_device *d, uint64_t addr)
+static const char *entry_name(otp_device *d, uint64_t addr)
 {
     for (size_t i = 0; i < d->nloaded; i++) {
         const __tgt_target_table *t = &d->loaded[i]->table;
@@ -101,15 +101,15 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
  * the device failed, so that every later call on it fails at once. */
 static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
 {
-    otm_plugin *p = ctx;
-    otm_device *d = &p->devices[rank - 1];
+    otp_plugin *p = ctx;
+    otp_device *d = &p->devices[rank - 1];
     char what[160], hint[400];
-    otm_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
+    otd_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
                     .exit_status = f->exit_status,
                     .foreign = (f->flags & OTM_EXEC_FOREIGN) != 0};
     if (f->flags & OTM_EXEC_EXITED)
         ff.signo = 0;
-    otm_fault_describe(&ff, what, sizeof what);
+    otd_fault_describe(&ff, what, sizeof what);
     hint[0] = '\0';
     /* Only a memory fault's address says where the region reached. */
     if ((f->flags & OTM_EXEC_FAULTED) && (f->signo == SIGSEGV || f->signo == SIGBUS) &&
@@ -119,12 +119,12 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",
              name ? name : "(unknown)", f->flags & OTM_EXEC_EXITED ? "called " : "died of ",
              what, hint);
-    otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank, d->failure);
+    otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank, d->failure);
     __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
     /* As in one process: exit(N) ends the program with N, a fatal signal
      * kills it (a shell reports 128 + the signal). First one wins. */
     int status = f->flags & OTM_EXEC_EXITED ? f->exit_status & 0xff : 128 + (f->signo & 0x7f);
-    otm_host_end_with(p, status, "the target region ended the program");
+    otp_host_end_with(p, status, "the target region ended the program");
 }
 
 /* A worker lost (the core's worker_lost hook: a liveness probe, or an
@@ -134,9 +134,9 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
  * the host aborts the job, which takes the stopped or dead rank down too. */
 static void worker_lost(void *ctx, int rank, otm_status why)
 {
-    otm_plugin *p = ctx;
-    otm_host_device_lost(p, rank, why);
-    otm_host_end_with(p, 1, "a device stopped answering");
+    otp_plugin *p = ctx;
+    otp_host_device_lost(p, rank, why);
+    otp_host_end_with(p, 1, "a device stopped answering");
 }
 
 /* A duration as the settings spell it: whole seconds, else ms, us or ns. */
@@ -157,8 +157,8 @@ static void duration_text(uint64_t ns, char *buf, size_t len)
  * cannot hear the exit: the host aborts the job, which takes it down. */
 static void region_timeout(void *ctx, int rank, uint64_t kernel)
 {
-    otm_plugin *p = ctx;
-    otm_device *d = &p->devices[rank - 1];
+    otp_plugin *p = ctx;
+    otp_device *d = &p->devices[rank - 1];
     char limit[32];
     duration_text(p->settings.core.kernel_timeout_ns, limit, sizeof limit);
     const char *name = kernel ? entry_name(d, kernel) : NULL;
@@ -173,13 +173,13 @@ static void region_timeout(void *ctx, int rank, uint64_t kernel)
     }
     pthread_mutex_unlock(&p->lock);
     if (first)
-        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
                        d->failure);
-    otm_host_end_with(p, OTM_EXIT_KERNEL_TIMEOUT, "a target region ran longer than "
+    otp_host_end_with(p, OTM_EXIT_KERNEL_TIMEOUT, "a target region ran longer than "
                       "OMPTARGET_MPI_KERNEL_TIMEOUT");
 }
 
-void otm_host_region_hooks(otm_hooks *h)
+void otp_host_region_hooks(otm_hooks *h)
 {
     h->region_output = region_output;
     h->region_fault = region_fault;
@@ -187,9 +187,9 @@ void otm_host_region_hooks(otm_hooks *h)
     h->region_timeout = region_timeout;
 }
 
-otm_pqueue *otm_pqueue_new(otm_plugin *p)
+otp_pqueue *otp_pqueue_new(otp_plugin *p)
 {
-    otm_pqueue *q = otm_plugin_calloc(1, sizeof *q);
+    otp_pqueue *q = otp_plugin_calloc(1, sizeof *q);
     if (!q)
         return NULL;
     pthread_mutex_init(&q->lock, NULL);
@@ -198,14 +198,14 @@ otm_pqueue *otm_pqueue_new(otm_plugin *p)
     return q;
 }
 
-static void pqueue_ref(otm_plugin *p, otm_pqueue *q)
+static void pqueue_ref(otp_plugin *p, otp_pqueue *q)
 {
     pthread_mutex_lock(&p->lock);
     q->refs++;
     pthread_mutex_unlock(&p->lock);
 }
 
-static void pqueue_unref(otm_plugin *p, otm_pqueue *q)
+static void pqueue_unref(otp_plugin *p, otp_pqueue *q)
 {
     pthread_mutex_lock(&p->lock);
     int left = --q->refs;
@@ -214,41 +214,41 @@ static void pqueue_unref(otm_plugin *p, otm_pqueue *q)
         return;
     for (size_t i = 0; i < q->nwaits; i++)
         pqueue_unref(p, q->waits[i]);
-    otm_plugin_free(q->waits);
+    otp_plugin_free(q->waits);
     otm_queue_fini(&p->node, &q->q);
     pthread_mutex_destroy(&q->lock);
-    otm_plugin_free(q);
+    otp_plugin_free(q);
 }
 
-void otm_pqueue_unref(otm_plugin *p, otm_pqueue *q)
+void otp_pqueue_unref(otp_plugin *p, otp_pqueue *q)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return;
     pqueue_unref(p, q);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
 }
 
-void otm_pqueue_release(otm_plugin *p, otm_pqueue *q)
+void otp_pqueue_release(otp_plugin *p, otp_pqueue *q)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return;
     pthread_mutex_lock(&q->lock);
-    otm_pqueue **waits = q->waits;
+    otp_pqueue **waits = q->waits;
     size_t n = q->nwaits;
     q->waits = NULL;
     q->nwaits = q->waits_cap = 0;
     pthread_mutex_unlock(&q->lock);
     for (size_t i = 0; i < n; i++)
         pqueue_unref(p, waits[i]);
-    otm_plugin_free(waits);
+    otp_plugin_free(waits);
     pqueue_unref(p, q);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
 }
 
 /* Adds w to q's waits, with the reference the caller took on it; q's lock
  * is held. Returns 1 when q keeps the reference, 0 when w was there
  * already (or is q), -1 when memory is short. */
-static int add_wait(otm_pqueue *q, otm_pqueue *w)
+static int add_wait(otp_pqueue *q, otp_pqueue *w)
 {
     if (w == q)
         return 0;
@@ -257,7 +257,7 @@ static int add_wait(otm_pqueue *q, otm_pqueue *w)
             return 0;
     if (q->nwaits == q->waits_cap) {
         size_t cap = q->waits_cap ? 2 * q->waits_cap : 4;
-        otm_pqueue **grown = otm_plugin_realloc(q->waits, cap * sizeof *grown);
+        otp_pqueue **grown = otp_plugin_realloc(q->waits, cap * sizeof *grown);
         if (!grown)
             return -1;
         q->waits = grown;
@@ -267,7 +267,7 @@ static int add_wait(otm_pqueue *q, otm_pqueue *w)
     return 1;
 }
 
-static int pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+static int pqueue_depend(otp_plugin *p, otp_pqueue *q, otp_pqueue *on)
 {
     /* on, and what on waits on: the event may sit behind a wait of on's,
      * on a queue that only a waiter progresses (pump_waits goes one level
@@ -275,7 +275,7 @@ static int pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
      * that no two queue locks are ever held at once here. */
     pthread_mutex_lock(&on->lock);
     size_t n = 1 + on->nwaits;
-    otm_pqueue **add = otm_plugin_calloc(n, sizeof *add);
+    otp_pqueue **add = otp_plugin_calloc(n, sizeof *add);
     if (add) {
         add[0] = on;
         memcpy(add + 1, on->waits, on->nwaits * sizeof *add);
@@ -297,26 +297,26 @@ static int pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
     for (size_t i = 0; i < n; i++)
         if (add[i])
             pqueue_unref(p, add[i]);
-    otm_plugin_free(add);
+    otp_plugin_free(add);
     return rc;
 }
 
-int otm_pqueue_depend(otm_plugin *p, otm_pqueue *q, otm_pqueue *on)
+int otp_pqueue_depend(otp_plugin *p, otp_pqueue *q, otp_pqueue *on)
 {
     if (!on || on == q)
         return 0;
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return -1;
     int rc = pqueue_depend(p, q, on);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return rc;
 }
 
-otm_pqueue *otm_async_queue(otm_plugin *p, __tgt_async_info *ai)
+otp_pqueue *otp_async_queue(otp_plugin *p, __tgt_async_info *ai)
 {
-    if (!ai->Queue && !otm_plugin_enter(p)) {
-        ai->Queue = otm_pqueue_new(p);
-        otm_plugin_leave(p);
+    if (!ai->Queue && !otp_plugin_enter(p)) {
+        ai->Queue = otp_pqueue_new(p);
+        otp_plugin_leave(p);
     }
     return ai->Queue;
 }
@@ -330,11 +330,11 @@ typedef struct pumped {
 /* Progresses the queues q waits on, skipping any another thread is at.
  * q's lock is held (the list may grow); the others are only tried, so two
  * queues waiting on each other cannot deadlock here. */
-static int pump_waits(otm_plugin *p, otm_pqueue *q)
+static int pump_waits(otp_plugin *p, otp_pqueue *q)
 {
     int moved = 0;
     for (size_t i = 0; i < q->nwaits; i++) {
-        otm_pqueue *w = q->waits[i];
+        otp_pqueue *w = q->waits[i];
         if (pthread_mutex_trylock(&w->lock))
             continue;
         moved |= otm_queue_progress(&p->node, &w->q);
@@ -345,7 +345,7 @@ static int pump_waits(otm_plugin *p, otm_pqueue *q)
 
 /* Progresses q once under its lock, and the queues it waits on when q
  * moved nothing; with `only_try`, only if q's lock is free. */
-static pumped pump_all(otm_plugin *p, otm_pqueue *q, int only_try)
+static pumped pump_all(otp_plugin *p, otp_pqueue *q, int only_try)
 {
     pumped r = {0};
     if (only_try ? pthread_mutex_trylock(&q->lock) : pthread_mutex_lock(&q->lock))
@@ -372,7 +372,7 @@ static pumped pump_all(otm_plugin *p, otm_pqueue *q, int only_try)
  * ends. Lock order: wait_lock, then queue locks (tried only).
  */
 typedef struct otm_waiter {
-    otm_pqueue *q;
+    otp_pqueue *q;
     otm_event *ev;              /* NULL: until q is empty */
     pthread_cond_t wake;
     int done;                   /* wait_lock */
@@ -380,7 +380,7 @@ typedef struct otm_waiter {
 } otm_waiter;
 
 /* One round for the other waiters; wait_lock is held. */
-static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
+static int pump_others(otp_plugin *p, otm_waiter *self, int *streaming)
 {
     int moved = 0;
     for (otm_waiter *w = p->waiters; w; w = w->next) {
@@ -401,10 +401,10 @@ static int pump_others(otm_plugin *p, otm_waiter *self, int *streaming)
  * Alone (the synchronous path), it never takes wait_lock: the count of
  * waiters is read without it, and a waiter that just arrived is seen a
  * round later. */
-static void poll_for(otm_plugin *p, otm_waiter *self)
+static void poll_for(otp_plugin *p, otm_waiter *self)
 {
-    otm_idle idle;
-    otm_idle_init(&idle, &p->settings);
+    ots_idle idle;
+    ots_idle_init(&idle, &p->settings);
     while (!self->ev || !otm_event_ended(self->ev)) {
         pumped r = pump_all(p, self->q, 0);
         if (!self->ev && r.empty)
@@ -416,7 +416,7 @@ static void poll_for(otm_plugin *p, otm_waiter *self)
         }
         /* Never asleep while data streams: a transfer advances only while
          * its thread polls. */
-        otm_idle_after(&idle, r.moved, r.streaming);
+        ots_idle_after(&idle, r.moved, r.streaming);
     }
 }
 
@@ -424,7 +424,7 @@ static void poll_for(otm_plugin *p, otm_waiter *self)
  * (wait_event) on a queue no other thread progresses, so the poller
  * progresses those too, and one thread alone cannot deadlock on its own
  * event. */
-static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
+static void wait_until(otp_plugin *p, otp_pqueue *q, otm_event *ev)
 {
     otm_waiter w = {.q = q, .ev = ev};
     pthread_cond_init(&w.wake, NULL);
@@ -436,7 +436,7 @@ static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
         if (p->polling) {
             /* Woken, run at once (idle.h); the bound only covers a
              * missed wake-up. */
-            otm_slice_take(p->settings.slice_ns);
+            ots_slice_take(p->settings.slice_ns);
             struct timespec ts = otm_deadline_in(10000000);
             pthread_cond_timedwait(&w.wake, &p->wait_lock, &ts);
             continue;
@@ -463,7 +463,7 @@ static void wait_until(otm_plugin *p, otm_pqueue *q, otm_event *ev)
 }
 
 /* q's first failure since it was last taken; q's record starts over. */
-static otm_status take_failure(otm_pqueue *q)
+static otm_status take_failure(otp_pqueue *q)
 {
     pthread_mutex_lock(&q->lock);
     otm_status st = (otm_status)q->q.status;
@@ -472,41 +472,41 @@ static otm_status take_failure(otm_pqueue *q)
     return st;
 }
 
-otm_status otm_pqueue_wait(otm_plugin *p, otm_pqueue *q)
+otm_status otp_pqueue_wait(otp_plugin *p, otp_pqueue *q)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return OTM_ERR_SHUTDOWN;
     wait_until(p, q, NULL);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return take_failure(q);
 }
 
-int otm_pqueue_query(otm_plugin *p, otm_pqueue *q, otm_status *st)
+int otp_pqueue_query(otp_plugin *p, otp_pqueue *q, otm_status *st)
 {
-    if (otm_plugin_enter(p)) {
+    if (otp_plugin_enter(p)) {
         *st = OTM_ERR_SHUTDOWN;
         return 1;
     }
     pumped r = pump_all(p, q, 0);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     if (!r.empty)
         return 0;
     *st = take_failure(q);
     return 1;
 }
 
-int otm_event_wait(otm_plugin *p, otm_pqueue *q, otm_event *ev)
+int otp_event_wait(otp_plugin *p, otp_pqueue *q, otm_event *ev)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return OTM_ERR_SHUTDOWN;
     wait_until(p, q, ev);
     int st = ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return st;
 }
 
 /* Enqueues op on q and starts it; *ev (when not NULL) gets a reference. */
-static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_event **ev)
+static otm_status enqueue(otp_plugin *p, otp_pqueue *q, const otm_op *op, otm_event **ev)
 {
     pthread_mutex_lock(&q->lock);
     otm_status st = otm_host_enqueue(&p->node, &q->q, op, ev);
@@ -522,11 +522,11 @@ static otm_status enqueue(otm_plugin *p, otm_pqueue *q, const otm_op *op, otm_ev
  * region ran on it, or an operation without progress, DESIGN.md §5): said
  * once, with its rank, and marked failed, so that later calls on it fail
  * at once instead of each waiting for its own timeout. */
-void otm_host_device_lost(otm_plugin *p, int rank, otm_status why)
+void otp_host_device_lost(otp_plugin *p, int rank, otm_status why)
 {
     if (rank < 1 || rank > p->ndevices)
         return;
-    otm_device *d = &p->devices[rank - 1];
+    otp_device *d = &p->devices[rank - 1];
     uint64_t ms = p->settings.core.timeout_ns / 1000000;
     pthread_mutex_lock(&p->lock);
     int first = !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
@@ -543,72 +543,72 @@ void otm_host_device_lost(otm_plugin *p, int rank, otm_status why)
         __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&p->lock);
     if (first)
-        otm_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
                        d->failure);
 }
 
-static int32_t report(otm_plugin *p, const otm_op *op, const char *what, otm_status st)
+static int32_t report(otp_plugin *p, const otm_op *op, const char *what, otm_status st)
 {
     if (st == OTM_OK)
         return OFFLOAD_SUCCESS;
     if (st == OTM_ERR_UNRESPONSIVE)
-        otm_host_device_lost(p, op->rank, st);
-    otm_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
+        otp_host_device_lost(p, op->rank, st);
+    otp_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
                    otm_status_text(st));
-    otm_host_end_if_faulted(p);
+    otp_host_end_if_faulted(p);
     return OFFLOAD_FAIL;
 }
 
-otm_status otm_host_run_op(otm_plugin *p, const otm_op *op)
+otm_status otp_host_run_op(otp_plugin *p, const otm_op *op)
 {
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return OTM_ERR_SHUTDOWN;
-    otm_pqueue *q = otm_pqueue_new(p);
+    otp_pqueue *q = otp_pqueue_new(p);
     otm_status st = q ? enqueue(p, q, op, NULL) : OTM_ERR_NOMEM;
     if (st == OTM_OK)
-        st = otm_pqueue_wait(p, q);
+        st = otp_pqueue_wait(p, q);
     if (q)
         pqueue_unref(p, q);
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return st;
 }
 
 /* Enqueues op on ai's queue; with `ended`, waits for the operation
- * itself to end (the retrieve rule). Reports as otm_host_submit_op. */
-static int32_t submit_async(otm_plugin *p, const otm_op *op, __tgt_async_info *ai,
+ * itself to end (the retrieve rule). Reports as otp_host_submit_op. */
+static int32_t submit_async(otp_plugin *p, const otm_op *op, __tgt_async_info *ai,
                             const char *what, int ended)
 {
     otm_event *ev = NULL;
-    if (otm_plugin_enter(p))
+    if (otp_plugin_enter(p))
         return report(p, op, what, OTM_ERR_SHUTDOWN);
-    otm_pqueue *q = otm_async_queue(p, ai);
+    otp_pqueue *q = otp_async_queue(p, ai);
     if (!q) {
-        otm_plugin_leave(p);
-        otm_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
+        otp_plugin_leave(p);
+        otp_plugin_log(OTM_LOG_ERROR, "%s: out of memory", what);
         return OFFLOAD_FAIL;
     }
     otm_status st = enqueue(p, q, op, ended ? &ev : NULL);
     if (st == OTM_OK && ended) {
-        st = (otm_status)otm_event_wait(p, q, ev);
+        st = (otm_status)otp_event_wait(p, q, ev);
         otm_event_unref(&p->node, ev);
     }
-    otm_plugin_leave(p);
+    otp_plugin_leave(p);
     return report(p, op, what, st);
 }
 
-int32_t otm_host_submit_op(otm_plugin *p, const otm_op *op,
+int32_t otp_host_submit_op(otp_plugin *p, const otm_op *op,
                            __tgt_async_info *ai, const char *what)
 {
     if (!ai)
-        return report(p, op, what, otm_host_run_op(p, op));
+        return report(p, op, what, otp_host_run_op(p, op));
     return submit_async(p, op, ai, what, 0);
 }
 
-int32_t otm_host_submit_op_ended(otm_plugin *p, const otm_op *op,
+int32_t otp_host_submit_op_ended(otp_plugin *p, const otm_op *op,
                                  __tgt_async_info *ai, const char *what)
 {
     if (!ai)
-        return report(p, op, what, otm_host_run_op(p, op));
+        return report(p, op, what, otp_host_run_op(p, op));
     return submit_async(p, op, ai, what, 1);
 }
 

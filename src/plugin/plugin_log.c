@@ -1,5 +1,5 @@
 /*
- * log.c - the plugin's lines on stderr: its own (otm_plugin_log) and the
+ * plugin_log.c - the plugin's lines on stderr: its own (otp_plugin_log) and the
  * core's (the node's log hook), filtered by the OMPTARGET_MPI_LOG level,
  * one write per line.
  */
@@ -34,17 +34,17 @@ static void put_line(const char *line)
     }
 }
 
-void otm_plugin_log_to(int fd)
+void otp_plugin_log_to(int fd)
 {
     log_fd = fd;
 }
 
-void otm_plugin_log_level(int level)
+void otp_plugin_log_level(int level)
 {
     log_level = level;
 }
 
-void otm_plugin_log(int level, const char *fmt, ...)
+void otp_plugin_log(int level, const char *fmt, ...)
 {
     char line[480];
     va_list ap;
@@ -57,7 +57,7 @@ void otm_plugin_log(int level, const char *fmt, ...)
     put_line(line);
 }
 
-void otm_plugin_log_line(int level, const char *line)
+void otp_plugin_log_line(int level, const char *line)
 {
     if (level <= log_level)
         put_line(line);
