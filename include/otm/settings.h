@@ -139,20 +139,39 @@ otm_status otm_settings_judge(const otm_settings_card *cards, int n, char *msg,
  * file is the one reader of the plugin's environment. They are not
  * settings: no OMPTARGET_MPI_ name, no row in docs/settings.md's table,
  * not compared between ranks, and a bad value never stops the plugin: the
- * hook that uses the text judges it, says so and turns itself off. (The
- * allocation hook of src/plugin/alloc.c reads its own: it must count the
- * process's first allocation, before anything else runs.) */
+ * hook that uses the text judges it, says so and turns itself off. */
 typedef struct otm_test_hooks {
     const char *kill_at;    /* OTM_TEST_KILL_AT: the kind of event at which
                              * a device rank kills itself, or NULL */
     const char *kill_rank;  /* OTM_TEST_KILL_RANK: that rank, or NULL (1) */
+    const char *fail_alloc; /* OTM_TEST_FAIL_ALLOC: the plugin's allocation
+                             * that fails, or NULL */
+    const char *fail_alloc_rank; /* OTM_TEST_FAIL_ALLOC_RANK: on that rank,
+                                  * or NULL (every rank) */
 } otm_test_hooks;
 
 /* Reads the test hooks through `get` (NULL: the process environment, as
  * otm_settings_load). Each field is the text as `get` returned it (valid
- * as long as that is), or NULL when unset. */
+ * as long as that is), or NULL when unset. Allocates nothing, so the
+ * allocation hook can read itself before the process's first allocation. */
 void otm_test_hooks_load(otm_test_hooks *t,
                          const char *(*get)(void *ctx, const char *name), void *ctx);
+
+/* ---- the launcher's marks ---------------------------------------------------
+ * Variables a launcher sets in each rank (Hydra's PMI, PMIx, Open MPI's,
+ * omptarget-mpirun's OMPTARGET_MPI_LAUNCHER): not settings either, but
+ * read here with them. Both read through `get` (NULL: the environment)
+ * and allocate nothing. */
+
+/* 1 when a launcher started this process (one of PMI_RANK, PMI_SIZE,
+ * PMI_FD, PMIX_RANK, OMPI_COMM_WORLD_SIZE, MPI_LOCALNRANKS,
+ * OMPTARGET_MPI_LAUNCHER is set), else 0. */
+int otm_settings_launched(const char *(*get)(void *ctx, const char *name), void *ctx);
+/* The rank the launcher gave this process, known before MPI is (the first
+ * of PMI_RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK that is a count in
+ * 0..2^31), or -1. */
+long otm_settings_launcher_rank(const char *(*get)(void *ctx, const char *name),
+                                void *ctx);
 
 /* Writes the values row `d` accepts, as the README's Range column shows them
  * and an error message ends ("an integer in 1..64"). The numbers are the

@@ -44,22 +44,11 @@ static long parse_count(const char *s)
     return *end || v < 0 || v > 0x7fffffffL ? -1 : v;
 }
 
-/* The rank the launcher gave this process (Hydra's PMI, Open MPI, PMIx):
- * known before MPI is, so that the process's first allocation can fail. */
-static long launcher_rank(void)
-{
-    static const char *const vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        long r = parse_count(getenv(vars[i]));
-        if (r >= 0)
-            return r;
-    }
-    return 0;
-}
-
 static void hook_read(void)
 {
-    const char *n = getenv("OTM_TEST_FAIL_ALLOC"), *r = getenv("OTM_TEST_FAIL_ALLOC_RANK");
+    otm_test_hooks t;
+    otm_test_hooks_load(&t, NULL, NULL);
+    const char *n = t.fail_alloc, *r = t.fail_alloc_rank;
     if (!n)
         return;
     long at = parse_count(n), rank = r ? parse_count(r) : -2;
@@ -69,7 +58,11 @@ static void hook_read(void)
                        r ? r : "(unset)");
         return;
     }
-    hook_rank = launcher_rank();
+    /* Known before MPI is, so that the process's first allocation can
+     * fail. */
+    hook_rank = otm_settings_launcher_rank(NULL, NULL);
+    if (hook_rank < 0)
+        hook_rank = 0;
     if (rank >= 0 && rank != hook_rank)
         return;
     fail_at = (unsigned long)at;

@@ -45,19 +45,6 @@ static otm_hooks hooks_for(otp_plugin *p)
     return h;
 }
 
-/* An MPI launcher leaves its mark in the environment. Without one, MPI would
- * start a singleton job of one rank: say how to launch instead. */
-static int under_launcher(void)
-{
-    static const char *const marks[] = {
-        "PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
-        "MPI_LOCALNRANKS", "OMPTARGET_MPI_LAUNCHER"};
-    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
-        if (getenv(marks[i]))
-            return 1;
-    return 0;
-}
-
 static const char *thread_level_name(int level)
 {
     if (level == MPI_THREAD_SINGLE)
@@ -139,7 +126,7 @@ static void start_trace(otp_plugin *p)
  * is aborted. */
 static otp_plugin *no_memory_at_start(void)
 {
-    int launched = under_launcher();
+    int launched = otm_settings_launched(NULL, NULL);
     otp_plugin_log(OTM_LOG_ERROR, "out of memory at start-up%s",
                    launched ? "" : "; 0 devices");
     if (launched)
@@ -224,7 +211,7 @@ static otp_plugin *start(void)
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->images_lock, NULL);
     pthread_mutex_init(&p->wait_lock, NULL);
-    int launched = under_launcher();
+    int launched = otm_settings_launched(NULL, NULL);
     /* NULL: the settings are the process's environment. A bad value in a
      * launched job is judged with the other ranks' (agree_settings). */
     int bad = otm_settings_load(&p->settings, NULL, NULL, err, sizeof err) != OTM_OK;
@@ -233,6 +220,8 @@ static otp_plugin *start(void)
         return otp_plugin_free(p), NULL;
     }
     otp_plugin_log_level(p->settings.log_level);
+    /* Without a launcher's mark MPI would start a singleton job of one
+     * rank: say how to launch instead. */
     if (!launched) {
         otp_plugin_log(OTM_LOG_WARN, "not started by an MPI launcher, so 0 devices; "
                        "run `omptarget-mpirun -n N ./app` (N >= 2)");

@@ -14,6 +14,7 @@
  * "-1" and wraps it), range-checked, and a bad one is an error sentence.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -581,7 +582,9 @@ otm_status otm_settings_load(otm_settings *s,
  * them). */
 #define OTM_TEST_HOOKS(X)                                                     \
     X(KILL_AT, kill_at)                                                       \
-    X(KILL_RANK, kill_rank)
+    X(KILL_RANK, kill_rank)                                                   \
+    X(FAIL_ALLOC, fail_alloc)                                                 \
+    X(FAIL_ALLOC_RANK, fail_alloc_rank)
 
 void otm_test_hooks_load(otm_test_hooks *t,
                          const char *(*get)(void *ctx, const char *name), void *ctx)
@@ -591,6 +594,40 @@ void otm_test_hooks_load(otm_test_hooks *t,
 #define OTM_TEST_HOOK_LOAD(id, field) t->field = get(ctx, "OTM_TEST_" #id);
     OTM_TEST_HOOKS(OTM_TEST_HOOK_LOAD)
 #undef OTM_TEST_HOOK_LOAD
+}
+
+/* ---- the launcher's marks ---------------------------------------------------- */
+
+int otm_settings_launched(const char *(*get)(void *ctx, const char *name), void *ctx)
+{
+    static const char *const marks[] = {
+        "PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+        "MPI_LOCALNRANKS", "OMPTARGET_MPI_LAUNCHER"};
+    if (!get)
+        get = env_get;
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+        if (get(ctx, marks[i]))
+            return 1;
+    return 0;
+}
+
+long otm_settings_launcher_rank(const char *(*get)(void *ctx, const char *name),
+                                void *ctx)
+{
+    static const char *const vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
+    if (!get)
+        get = env_get;
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = get(ctx, vars[i]);
+        char *end;
+        if (!v || *v < '0' || *v > '9')
+            continue;
+        errno = 0;
+        long r = strtol(v, &end, 10);
+        if (!*end && !errno && r <= 0x7fffffffL)
+            return r;
+    }
+    return -1;
 }
 
 /* ---- the ranks agree --------------------------------------------------------- */

@@ -782,15 +782,50 @@ static void test_test_hooks(void **state)
     otm_test_hooks_load(&t, env_get, &e);
     assert_null(t.kill_at);
     assert_null(t.kill_rank);
+    assert_null(t.fail_alloc);
+    assert_null(t.fail_alloc_rank);
     env_set(&e, "OTM_TEST_KILL_AT", "NOT A KIND");
     env_set(&e, "OTM_TEST_KILL_RANK", "2");
+    env_set(&e, "OTM_TEST_FAIL_ALLOC", "x");
+    env_set(&e, "OTM_TEST_FAIL_ALLOC_RANK", "3");
     otm_test_hooks_load(&t, env_get, &e);
     assert_string_equal(t.kill_at, "NOT A KIND");
     assert_string_equal(t.kill_rank, "2");
+    assert_string_equal(t.fail_alloc, "x");
+    assert_string_equal(t.fail_alloc_rank, "3");
     otm_settings s;
     assert_int_equal(otm_settings_load(&s, env_get, &e, NULL, 0), OTM_OK);
     for (const otm_setting_doc *d = otm_settings_table(); d->name; d++)
         assert_null(strstr(d->name, "OTM_TEST_"));
+}
+
+/* The launchers' marks: any one of them means launched; the rank is the
+ * first variable that holds a count, in the order PMI, Open MPI, PMIx. */
+static void test_launcher_marks(void **state)
+{
+    (void)state;
+    env e = {0};
+    assert_int_equal(otm_settings_launched(env_get, &e), 0);
+    assert_int_equal(otm_settings_launcher_rank(env_get, &e), -1);
+    static const char *const marks[] = {
+        "PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+        "MPI_LOCALNRANKS", "OMPTARGET_MPI_LAUNCHER"};
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+        env one = {0};
+        env_set(&one, marks[i], "1");
+        assert_int_equal(otm_settings_launched(env_get, &one), 1);
+    }
+    env_set(&e, "PMIX_RANK", "7");
+    assert_int_equal(otm_settings_launcher_rank(env_get, &e), 7);
+    env_set(&e, "OMPI_COMM_WORLD_RANK", "5");
+    assert_int_equal(otm_settings_launcher_rank(env_get, &e), 5);
+    /* PMI_RANK first, unless it is not a count. */
+    static const char *const pmi[] = {"-1", "99999999999", "2x", "", "3"};
+    for (size_t i = 0; i < sizeof pmi / sizeof *pmi; i++) {
+        env with = e;
+        env_set(&with, "PMI_RANK", pmi[i]);
+        assert_int_equal(otm_settings_launcher_rank(env_get, &with), i < 4 ? 5 : 3);
+    }
 }
 
 int main(void)
@@ -798,6 +833,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variable_has_cases),
         cmocka_unit_test(test_test_hooks),
+        cmocka_unit_test(test_launcher_marks),
         cmocka_unit_test(test_valid_values),
         cmocka_unit_test(test_invalid_values),
         cmocka_unit_test(test_defaults),
