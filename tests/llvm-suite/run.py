@@ -29,9 +29,10 @@ when a test the stock plugin passes does not pass through the launcher,
 unless by-design.txt says how it ends (an exit status and a line of the
 output, both checked, and no fault after the region's) or exceptions.txt
 lists it with its reason; when a listed test passes (the entry is stale)
-or is not in the suite; and when no run had this plugin on 3 ranks. A test that passed only because the launcher reported
-a crash of rank 0 as an exit status (under plain `not`, which fails a
-crash and passes a failure) is flagged and not counted as a pass.
+or is not in the suite; and when no run had this plugin on 3 ranks. A
+test that passed only because the launcher reported a crash of rank 0 as
+an exit status (under plain `not`, which fails a crash and passes a
+failure) is flagged and not counted as a pass.
 Exit status 77 (skipped) when the suite, the tools or the runtime are
 missing, with the reason.
 """
@@ -437,8 +438,10 @@ def check(ver, codes, runs, seconds, outputs):
     stock = read_expected(ver)
     exceptions = read_exceptions(ver.version)
     by_design = read_by_design(ver.version)
-    for test in set(exceptions) & set(by_design):
-        raise SystemExit("run.py: %s is in both exceptions.txt and by-design.txt" % test)
+    both = sorted(set(exceptions) & set(by_design))
+    if both:
+        raise SystemExit("run.py: in both exceptions.txt and by-design.txt: %s"
+                         % ", ".join(both))
     problems = []
     rows = []
     counts = {"stock": 0, "ours": 0, "by design": 0, "exception": 0, "flagged": 0}
@@ -571,8 +574,8 @@ def main():
 
     work = args.work or os.path.join(os.path.abspath(args.build), "tests", "llvm-suite",
                                      "%s-%s" % (args.version, column))
-    codes, runs, outputs, seconds = run_column(ver, column, work, launcher, args.jobs, args.filter,
-                                      args.again)
+    codes, runs, outputs, seconds = run_column(ver, column, work, launcher, args.jobs,
+                                               args.filter, args.again)
     if not codes:
         raise SystemExit("run.py: lit ran no test")
     if args.mode == "refresh":
