@@ -4,8 +4,8 @@
  * keep what the reply carries back.
  *
  * dest.c has checked every parameter before it calls here; the node is
- * touched only through the table of images, the allocator and the device
- * hooks.
+ * touched only through the table of images, the allocator, the device
+ * hooks and, after a region's fault, its `failed` flag.
  */
 #include <string.h>
 
