@@ -2,7 +2,7 @@
  * fuzz_api.c - libFuzzer harness for the plugin's entry points.
  *
  * The input is a program of real __tgt_rtl_* calls (src/plugin/rtl.c and
- * host.c, compiled unchanged) made by a host against a simulated job: this
+ * host_ops.c, compiled unchanged) made by a host against a simulated job: this
  * file replaces the two pieces of the plugin that touch the process, so
  * that rank 0 is the simulator's:
  *   - startup.c, program.c and end.c (MPI start-up, the end of the job):
@@ -188,8 +188,8 @@ static void die(const char *fmt, ...)
 }
 
 /* ---- the plugin's process-facing pieces, replaced (startup.c, program.c,
- * end.c, worker.c's
- * entry, idle.c) and the one MPI call the simulator does not serve ---------- */
+ * end.c, worker.c's entry, idle.c) and the one MPI call the simulator does
+ * not serve ------------------------------------------------------------------ */
 
 otp_plugin *otp_plugin_get(void)
 {
@@ -247,12 +247,7 @@ void otp_host_end(otp_plugin *p)
     if (p->node.exit_failures)
         die("unregister_lib: %d worker(s) missed the exit", p->node.exit_failures);
     otp_plugin_trace_end(p);
-    otp_memory_release(p);
-    for (int d = 0; d < p->ndevices; d++)
-        otp_images_release(&p->devices[d]);
-    otp_plugin_free(p->devices);
-    p->devices = NULL;
-    p->ndevices = 0;
+    otp_host_release(p);
     otm_node_fini(&p->node);
     otm_node_release(&p->node);
 }

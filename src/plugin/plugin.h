@@ -15,6 +15,7 @@
  *   alloc.c      the plugin's own memory, and its test hook
  *   startup.c    the instance's start, the worker's begin
  *   program.c    the end at the program's end, the program's MPI layer
+ *   release.c    the teardown of the host's state after the job's end
  *   end.c        the host's end of the job, the worker's
  *   fence.c      the end's fence, the status the job ends with
  *   exit.c       the end of a process, and of a job that cannot start
@@ -180,6 +181,10 @@ void otp_worker_begin(otp_plugin *p);
  * region faulted while the end drained the queues, the process then ends
  * with its status, as it would alone. */
 void otp_host_end(otp_plugin *p);
+/* Frees what otp_host_start made and the calls since added to the devices
+ * (memory: otp_memory_release; image records: otp_images_release); no
+ * device is left. After the job's end only (release.c). */
+void otp_host_release(otp_plugin *p);
 /* The host, at its start: hands the program's MPI layer (src/pmpi), when
  * the launcher preloaded it, the program's MPI_Finalize and fatal errors,
  * which end the devices first. */

@@ -22,28 +22,13 @@ static otp_plugin *attached;
 
 /* ---- the host's end at the program's end --------------------------------------- */
 
-/* Frees what otp_host_start made and the calls since added to the devices
- * (memory: otp_memory_release; image records: otp_images_release); no
- * device is left. */
-static void release_host(otp_plugin *p)
-{
-    otp_memory_release(p);
-    for (int d = 0; d < p->ndevices; d++)
-        otp_images_release(&p->devices[d]);
-    otp_plugin_free(p->devices);
-    /* Later calls (libomptarget 16 still calls deinit_device) find no
-     * device rather than freed memory. */
-    p->devices = NULL;
-    p->ndevices = 0;
-}
-
 void otp_host_end(otp_plugin *p)
 {
     if (!otm_host_end_claim(&p->node)) {
         otp_host_end_wait(p);
         return;
     }
-    otp_host_end_run(p, release_host);
+    otp_host_end_run(p, otp_host_release);
     int status = otp_host_end_status(p);
     if (status >= 0) {
         const char *why = p->end_why;
