@@ -1,0 +1,490 @@
+/*
+ * pager.c - the device end of unified shared memory (otm/pager.h): the
+ * host's ranges reserved here and registered with userfaultfd, pages
+ * placed on demand with a twin each, changes found against the twins.
+ *
+ * One mutex guards the reservations and the table of placed pages: the
+ * pager's thread places pages while a handler thread may flush at the end
+ * of another region.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "device_internal.h"
+#include "otm/pager.h"
+
+/* A placed page: its address and twin; a refused one has no twin. An
+ * empty slot has page 0 (page 0 is never reserved: mmap refuses it). */
+typedef struct slot {
+    uint64_t page;
+    uint8_t *twin;
+} slot;
+
+struct otd_pager {
+    int fd;
+    pthread_mutex_t lock;
+    otd_range *res;             /* reserved, sorted, disjoint */
+    size_t nres, res_cap;
+    slot *slots;                /* open addressing, cap a power of 2 */
+    size_t used, cap;
+    uint64_t total;
+};
+
+uint64_t otd_pager_page_size(void)
+{
+    static uint64_t size;
+    if (!size)
+        size = (uint64_t)sysconf(_SC_PAGESIZE);
+    return size;
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static int uffd_new(void)
+{
+    int flags = O_CLOEXEC | O_NONBLOCK;
+    int fd = (int)syscall(SYS_userfaultfd, flags);
+    /* Unprivileged, with vm.unprivileged_userfaultfd 0: only faults of
+     * user code, which is what a region's touch is. */
+    if (fd < 0 && errno == EPERM)
+        fd = (int)syscall(SYS_userfaultfd, flags | UFFD_USER_MODE_ONLY);
+    if (fd < 0 && (errno == EPERM || errno == ENOSYS)) {
+        int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+        if (dev >= 0) {
+            fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+            close(dev);
+        }
+    }
+    return fd;
+}
+
+otm_status otd_pager_open(otd_pager **out, char *err, size_t errlen)
+{
+    if (!out)
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen, "no pager to open");
+    *out = NULL;
+    int fd = uffd_new();
+    if (fd < 0)
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "userfaultfd is not available to this process (%s)",
+                               strerror(errno));
+    struct uffdio_api api = {.api = UFFD_API};
+    if (ioctl(fd, UFFDIO_API, &api) < 0 ||
+        !(api.ioctls & (1ull << _UFFDIO_REGISTER))) {
+        int e = errno;
+        close(fd);
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "userfaultfd refused its handshake (%s)", strerror(e));
+    }
+    otd_pager *pg = calloc(1, sizeof *pg);
+    if (!pg) {
+        close(fd);
+        return otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
+    }
+    pg->fd = fd;
+    pthread_mutex_init(&pg->lock, NULL);
+    *out = pg;
+    return OTM_OK;
+}
+
+void otd_pager_close(otd_pager *pg)
+{
+    if (!pg)
+        return;
+    for (size_t i = 0; i < pg->cap; i++)
+        free(pg->slots[i].twin);
+    for (size_t i = 0; i < pg->nres; i++)
+        munmap((void *)(uintptr_t)pg->res[i].start, pg->res[i].end - pg->res[i].start);
+    close(pg->fd);
+    pthread_mutex_destroy(&pg->lock);
+    free(pg->slots);
+    free(pg->res);
+    free(pg);
+}
+
+/* ---- reservations ------------------------------------------------------- */
+
+/* What holds [s, e) in this process, from its own map, into `what`. */
+static void holder(uint64_t s, uint64_t e, char *what, size_t len)
+{
+    char line[512];
+    snprintf(what, len, "something");
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        int at = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &a, &b, &at) < 2 || b <= s || a >= e)
+            continue;
+        char *name = at ? line + at : line + strlen(line);
+        name[strcspn(name, "\n")] = '\0';
+        snprintf(what, len, "0x%lx-0x%lx (%s)", a, b, *name ? name : "anonymous");
+        break;
+    }
+    fclose(f);
+}
+
+static otm_status reserve_piece(otd_pager *pg, uint64_t s, uint64_t e, char *err,
+                                size_t errlen)
+{
+    void *want = (void *)(uintptr_t)s;
+    void *p = mmap(want, e - s, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED && p != want)
+        munmap(p, e - s);   /* a kernel older than MAP_FIXED_NOREPLACE */
+    if (p != want) {
+        char what[600];
+        int e0 = errno;
+        holder(s, e, what, sizeof what);
+        if (p == MAP_FAILED && e0 != EEXIST)
+            snprintf(what, sizeof what, "the system (%s)", strerror(e0));
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "the host's range 0x%llx-0x%llx is taken in this process "
+                               "by %s", (unsigned long long)s, (unsigned long long)e, what);
+    }
+    struct uffdio_register reg = {.range = {.start = s, .len = e - s},
+                                  .mode = UFFDIO_REGISTER_MODE_MISSING};
+    if (ioctl(pg->fd, UFFDIO_REGISTER, &reg) < 0) {
+        int e0 = errno;
+        munmap(p, e - s);
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "userfaultfd refused the range 0x%llx-0x%llx (%s)",
+                               (unsigned long long)s, (unsigned long long)e, strerror(e0));
+    }
+    return OTM_OK;
+}
+
+/* Records [s, e) as reserved, keeping the list sorted. */
+static otm_status note_reserved(otd_pager *pg, uint64_t s, uint64_t e)
+{
+    if (pg->nres == pg->res_cap) {
+        size_t cap = pg->res_cap ? 2 * pg->res_cap : 64;
+        otd_range *grown = realloc(pg->res, cap * sizeof *grown);
+        if (!grown)
+            return OTM_ERR_NOMEM;
+        pg->res = grown, pg->res_cap = cap;
+    }
+    size_t i = pg->nres;
+    while (i > 0 && pg->res[i - 1].start > s) {
+        pg->res[i] = pg->res[i - 1];
+        i--;
+    }
+    pg->res[i] = (otd_range){s, e};
+    pg->nres++;
+    return OTM_OK;
+}
+
+/* Reserves the gaps of [s, e) between the ranges already reserved. */
+static otm_status reserve_range(otd_pager *pg, uint64_t s, uint64_t e, char *err,
+                                size_t errlen)
+{
+    uint64_t at = s;
+    while (at < e) {
+        uint64_t gap_end = e;
+        int inside = 0;
+        for (size_t i = 0; i < pg->nres; i++) {
+            const otd_range *r = &pg->res[i];
+            if (r->start <= at && at < r->end) {
+                at = r->end;
+                inside = 1;
+                break;
+            }
+            if (r->start > at && r->start < gap_end)
+                gap_end = r->start;
+        }
+        if (inside)
+            continue;
+        otm_status st = reserve_piece(pg, at, gap_end, err, errlen);
+        if (st == OTM_OK && note_reserved(pg, at, gap_end)) {
+            munmap((void *)(uintptr_t)at, gap_end - at);
+            st = otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
+        }
+        if (st)
+            return st;
+        at = gap_end;
+    }
+    return OTM_OK;
+}
+
+otm_status otd_pager_reserve(otd_pager *pg, const otd_range *r, size_t n, char *err,
+                             size_t errlen)
+{
+    uint64_t mask = otd_pager_page_size() - 1;
+    if (!pg || (n && !r))
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen, "no ranges to reserve");
+    otm_status st = OTM_OK;
+    pthread_mutex_lock(&pg->lock);
+    for (size_t i = 0; i < n && !st; i++) {
+        if (r[i].start >= r[i].end || (r[i].start & mask) || (r[i].end & mask))
+            st = otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                                 "the range 0x%llx-0x%llx is not whole pages",
+                                 (unsigned long long)r[i].start,
+                                 (unsigned long long)r[i].end);
+        else
+            st = reserve_range(pg, r[i].start, r[i].end, err, errlen);
+    }
+    pthread_mutex_unlock(&pg->lock);
+    return st;
+}
+
+static int reserved(const otd_pager *pg, uint64_t page)
+{
+    for (size_t i = 0; i < pg->nres; i++)
+        if (pg->res[i].start <= page && page < pg->res[i].end)
+            return 1;
+    return 0;
+}
+
+/* ---- the table of placed pages ------------------------------------------ */
+
+static size_t hash(uint64_t page, size_t cap)
+{
+    return (size_t)((page >> 12) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+static slot *find(otd_pager *pg, uint64_t page)
+{
+    if (!pg->cap)
+        return NULL;
+    for (size_t i = hash(page, pg->cap);; i = (i + 1) & (pg->cap - 1)) {
+        if (pg->slots[i].page == page)
+            return &pg->slots[i];
+        if (pg->slots[i].page == 0)
+            return NULL;
+    }
+}
+
+static otm_status grow(otd_pager *pg)
+{
+    size_t cap = pg->cap ? 2 * pg->cap : 256;
+    slot *s = calloc(cap, sizeof *s);
+    if (!s)
+        return OTM_ERR_NOMEM;
+    for (size_t i = 0; i < pg->cap; i++) {
+        if (!pg->slots[i].page)
+            continue;
+        size_t j = hash(pg->slots[i].page, cap);
+        while (s[j].page)
+            j = (j + 1) & (cap - 1);
+        s[j] = pg->slots[i];
+    }
+    free(pg->slots);
+    pg->slots = s, pg->cap = cap;
+    return OTM_OK;
+}
+
+static otm_status insert(otd_pager *pg, uint64_t page, uint8_t *twin)
+{
+    if (2 * (pg->used + 1) > pg->cap && grow(pg))
+        return OTM_ERR_NOMEM;
+    size_t i = hash(page, pg->cap);
+    while (pg->slots[i].page)
+        i = (i + 1) & (pg->cap - 1);
+    pg->slots[i] = (slot){page, twin};
+    pg->used++;
+    return OTM_OK;
+}
+
+static void wake(otd_pager *pg, uint64_t page)
+{
+    struct uffdio_range r = {.start = page, .len = otd_pager_page_size()};
+    ioctl(pg->fd, UFFDIO_WAKE, &r);
+}
+
+/* ---- faults --------------------------------------------------------------- */
+
+int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page)
+{
+    struct pollfd pfd = {.fd = pg->fd, .events = POLLIN};
+    struct uffd_msg msg;
+    int r = poll(&pfd, 1, timeout_ms);
+    if (r < 0 && errno != EINTR)
+        return -OTM_ERR_INVALID;
+    if (r <= 0)
+        return 0;
+    ssize_t n = read(pg->fd, &msg, sizeof msg);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n != (ssize_t)sizeof msg)
+        return -OTM_ERR_INVALID;
+    if (msg.event != UFFD_EVENT_PAGEFAULT)
+        return 0;
+    uint64_t at = msg.arg.pagefault.address & ~(otd_pager_page_size() - 1);
+    pthread_mutex_lock(&pg->lock);
+    int known = find(pg, at) != NULL;
+    pthread_mutex_unlock(&pg->lock);
+    if (known) {
+        wake(pg, at);
+        return 0;
+    }
+    *page = at;
+    return 1;
+}
+
+/* Copies `bytes` into the missing page; a page present already (placed by
+ * the kernel for a reason of its own) keeps its bytes, which the twin then
+ * takes. */
+static otm_status copy_in(otd_pager *pg, uint64_t page, const void *bytes, uint8_t *twin)
+{
+    uint64_t size = otd_pager_page_size();
+    struct uffdio_copy c = {.dst = page, .src = (uint64_t)(uintptr_t)bytes, .len = size};
+    int r;
+    while ((r = ioctl(pg->fd, UFFDIO_COPY, &c)) < 0 && errno == EAGAIN)
+        c.copy = 0;
+    if (r < 0 && errno != EEXIST)
+        return OTM_ERR_INVALID;
+    memcpy(twin, r < 0 ? (const void *)(uintptr_t)page : bytes, size);
+    if (r < 0)
+        wake(pg, page);
+    return OTM_OK;
+}
+
+/* Under the lock: the page is refused (no twin) and made unreachable. */
+static otm_status refuse_locked(otd_pager *pg, uint64_t page)
+{
+    slot *sl = find(pg, page);
+    if (!sl && insert(pg, page, NULL))
+        return OTM_ERR_NOMEM;
+    sl = find(pg, page);
+    if (!sl->twin)
+        mprotect((void *)(uintptr_t)page, otd_pager_page_size(), PROT_NONE);
+    return OTM_OK;
+}
+
+static int acceptable(const otd_pager *pg, uint64_t page)
+{
+    return !(page & (otd_pager_page_size() - 1)) && reserved(pg, page);
+}
+
+otm_status otd_pager_place(otd_pager *pg, uint64_t page, const void *bytes)
+{
+    uint64_t size = otd_pager_page_size();
+    otm_status st = OTM_OK;
+    pthread_mutex_lock(&pg->lock);
+    int ok = acceptable(pg, page);
+    if (!ok) {
+        st = OTM_ERR_INVALID;
+    } else if (!find(pg, page)) {
+        uint8_t *twin = malloc(size);
+        st = twin ? insert(pg, page, twin) : OTM_ERR_NOMEM;
+        if (st == OTM_OK && (st = copy_in(pg, page, bytes, twin)) != OTM_OK) {
+            find(pg, page)->twin = NULL;
+            refuse_locked(pg, page);
+        }
+        if (st == OTM_OK)
+            pg->total++;
+        else
+            free(twin);
+    }
+    pthread_mutex_unlock(&pg->lock);
+    /* Placed, refused, or placed before: whoever waits goes on. */
+    if (ok && st != OTM_ERR_NOMEM)
+        wake(pg, page);
+    return st;
+}
+
+otm_status otd_pager_refuse(otd_pager *pg, uint64_t page)
+{
+    pthread_mutex_lock(&pg->lock);
+    otm_status st = acceptable(pg, page) ? refuse_locked(pg, page) : OTM_ERR_INVALID;
+    pthread_mutex_unlock(&pg->lock);
+    if (st == OTM_OK)
+        wake(pg, page);
+    return st;
+}
+
+/* ---- changes and the drop ------------------------------------------------ */
+
+/* Emits the runs of bytes of `page` that differ from `twin`, taking each
+ * into the twin first, so that what is emitted is what the twin holds. */
+static int diff_page(uint64_t page, uint8_t *twin, otd_pager_emit emit, void *ctx)
+{
+    const uint8_t *now = (const uint8_t *)(uintptr_t)page;
+    uint64_t size = otd_pager_page_size();
+    for (uint64_t i = 0; i < size;) {
+        if (i % 8 == 0 && i + 8 <= size && !memcmp(now + i, twin + i, 8)) {
+            i += 8;
+            continue;
+        }
+        if (now[i] == twin[i]) {
+            i++;
+            continue;
+        }
+        uint64_t start = i;
+        while (i < size && now[i] != twin[i])
+            i++;
+        memcpy(twin + start, now + start, i - start);
+        int r = emit(ctx, page + start, twin + start, i - start);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+static int by_page(const void *a, const void *b)
+{
+    uint64_t x = ((const slot *)a)->page, y = ((const slot *)b)->page;
+    return x < y ? -1 : x > y;
+}
+
+/* Drops every page: placed ones become missing again (MADV_DONTNEED on
+ * runs of neighbours), refused ones reachable. The table is emptied. */
+static void drop_all(otd_pager *pg)
+{
+    uint64_t size = otd_pager_page_size();
+    size_t n = 0;
+    for (size_t i = 0; i < pg->cap; i++)
+        if (pg->slots[i].page)
+            pg->slots[n++] = pg->slots[i];
+    qsort(pg->slots, n, sizeof *pg->slots, by_page);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && pg->slots[j].page == pg->slots[j - 1].page + size &&
+               !pg->slots[j].twin == !pg->slots[i].twin)
+            j++;
+        void *at = (void *)(uintptr_t)pg->slots[i].page;
+        uint64_t len = (j - i) * size;
+        if (pg->slots[i].twin)
+            madvise(at, len, MADV_DONTNEED);
+        else
+            mprotect(at, len, PROT_READ | PROT_WRITE);
+        for (size_t k = i; k < j; k++)
+            free(pg->slots[k].twin);
+        i = j;
+    }
+    memset(pg->slots, 0, pg->cap * sizeof *pg->slots);
+    pg->used = 0;
+}
+
+int otd_pager_flush(otd_pager *pg, int drop, otd_pager_emit emit, void *ctx)
+{
+    int r = 0;
+    pthread_mutex_lock(&pg->lock);
+    for (size_t i = 0; i < pg->cap && !r; i++)
+        if (pg->slots[i].page && pg->slots[i].twin)
+            r = diff_page(pg->slots[i].page, pg->slots[i].twin, emit, ctx);
+    if (drop && !r)
+        drop_all(pg);
+    pthread_mutex_unlock(&pg->lock);
+    return r;
+}
+
+void otd_pager_counts(const otd_pager *pg, uint64_t *placed, uint64_t *total)
+{
+    otd_pager *m = (otd_pager *)pg;
+    pthread_mutex_lock(&m->lock);
+    *placed = m->used;
+    *total = m->total;
+    pthread_mutex_unlock(&m->lock);
+}
