@@ -124,6 +124,9 @@ typedef struct otm_image_ref {
     uint64_t hash;          /* otm_wire_hash of the bytes */
     uint64_t names_hash;    /* otm_wire_hash over the host's entry names */
     int send;
+    int usm;                /* the program uses unified shared memory: the
+                             * device serves its regions the host's pages
+                             * (otm/pager.h) */
 } otm_image_ref;
 
 /* The most arguments an EXECUTE carries: the host refuses more, and so

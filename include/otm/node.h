@@ -177,6 +177,7 @@ struct otm_node {
     otm_hooks hooks;
     MPI_Comm control;               /* notifications */
     MPI_Comm *comms;                /* cfg.ncomms event communicators */
+    MPI_Comm pages;                 /* the page protocol (otm/page.h) */
     otm_tags *tags;                 /* host: one allocator per comm */
     int tag_ub;
     uint64_t next_id;
@@ -217,7 +218,7 @@ struct otm_node {
 };
 
 /* Sets up `node` on MPI_COMM_WORLD (MPI must be initialised): queries rank,
- * size and MPI_TAG_UB, duplicates the control and event communicators with
+ * size and MPI_TAG_UB, duplicates the control, event and page communicators with
  * MPI_ERRORS_RETURN, and prepares the tag allocators. On failure everything
  * made so far is undone and the node is left zeroed. */
 otm_status otm_node_init(otm_node *node, const otm_config *cfg,

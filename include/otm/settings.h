@@ -30,6 +30,12 @@ typedef enum otm_idle_policy {
     OTM_IDLE_SLEEP,         /* spin, then yield, then sleep with back-off */
 } otm_idle_policy;
 
+typedef enum otm_usm_mode {
+    OTM_USM_AUTO = 0,       /* for programs that require unified shared memory */
+    OTM_USM_ON,             /* for every region */
+    OTM_USM_OFF             /* never: such programs are refused */
+} otm_usm_mode;
+
 typedef struct otm_settings {
     otm_config core;        /* ncomms, frag_size, inline_max, window,
                              * tag_space, timeout_ns, kernel_timeout_ns */
@@ -50,6 +56,7 @@ typedef struct otm_settings {
     size_t trace_len;       /* length of `trace`; 0: no trace */
     char trace[1024];       /* OMPTARGET_MPI_TRACE: path prefix of the
                              * per-rank trace files, NUL-terminated */
+    otm_usm_mode usm;       /* OMPTARGET_MPI_USM */
     size_t map_len;         /* length of `map`; 0: no map file */
     char map[1024];         /* OMPTARGET_MPI_MAP: the job's map file,
                              * NUL-terminated */

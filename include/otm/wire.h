@@ -54,6 +54,8 @@
  * in flags, the image's bytes follow the notification in fragments;
  * without it the worker uses its own copy of the image, found by size and
  * hash (one it registered at start-up), or answers OTM_ERR_NO_IMAGE.
+ * With OTM_LOAD_USM the program requires unified shared memory: from then
+ * on the worker serves its regions rank 0's pages (otm/pager.h).
  *
  * EXECUTE's result (the reply's payload, present when the reply's value,
  * its length, is not 0): what the region wrote to stdout and stderr and,
@@ -96,6 +98,7 @@
 
 #define OTM_WIRE_LOAD_DESC_SIZE 24u
 #define OTM_LOAD_SEND 1u            /* LOAD flags: the image's bytes follow */
+#define OTM_LOAD_USM 2u             /* the program uses unified shared memory */
 #define OTM_WIRE_EXEC_HEAD 40u
 #define OTM_EXEC_INLINE_MAX 4096u
 #define OTM_EXEC_FRAG (1u << 20)

@@ -254,14 +254,15 @@ static otm_image_ref load_ref(const otm_event *ev)
     const uint8_t *d = inline_data(ev);
     otm_image_ref ref = {.id = ev->p.load.id, .size = get64(d), .hash = get64(d + 8),
                          .names_hash = get64(d + 16),
-                         .send = (ev->flags & OTM_LOAD_SEND) != 0};
+                         .send = (ev->flags & OTM_LOAD_SEND) != 0,
+                         .usm = (ev->flags & OTM_LOAD_USM) != 0};
     return ref;
 }
 
 /* An image that travels is received into scratch, then loaded. */
 static int start_load(otm_node *node, otm_event *ev)
 {
-    if (inline_len(ev) != OTM_WIRE_LOAD_DESC_SIZE || (ev->flags & ~OTM_LOAD_SEND))
+    if (inline_len(ev) != OTM_WIRE_LOAD_DESC_SIZE || (ev->flags & ~(OTM_LOAD_SEND | OTM_LOAD_USM)))
         return to_reply(ev, OTM_ERR_BAD_MESSAGE);
     otm_image_ref ref = load_ref(ev);
     if (!ref.send) {

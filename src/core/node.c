@@ -46,7 +46,7 @@ static otm_status query_world(otm_node *node)
 
 static otm_status make_comms(otm_node *node)
 {
-    node->control = MPI_COMM_NULL;
+    node->control = node->pages = MPI_COMM_NULL;
     node->comms = otm__alloc(node, sizeof *node->comms * (size_t)node->cfg.ncomms);
     if (!node->comms)
         return OTM_ERR_NOMEM;
@@ -55,6 +55,8 @@ static otm_status make_comms(otm_node *node)
     otm_status st = dup_comm(&node->control);
     for (int i = 0; i < node->cfg.ncomms && !st; i++)
         st = dup_comm(&node->comms[i]);
+    if (st == OTM_OK)
+        st = dup_comm(&node->pages);
     return st;
 }
 
@@ -120,6 +122,8 @@ static void free_comms(otm_node *node)
     }
     if (comm_held(node->control))
         MPI_Comm_free(&node->control);
+    if (comm_held(node->pages))
+        MPI_Comm_free(&node->pages);
 }
 
 static void free_worker(otm_node *node)

@@ -95,8 +95,10 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     case OTM_KIND_LOAD:
         ev->p.load.id = op->image.id, ev->p.load.entries = op->size;
         ev->p.load.frag = frag, ev->p.load.inline_max = inl;
+        if (op->image.usm)
+            ev->flags |= OTM_LOAD_USM;
         if (op->image.send) {
-            ev->flags = OTM_LOAD_SEND;
+            ev->flags |= OTM_LOAD_SEND;
             ev->payload = op->image.bytes;
             ev->payload_len = op->image.size;
         }

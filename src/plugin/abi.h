@@ -27,6 +27,12 @@ enum {
 /* init_requires flags (OMP_REQ_*). */
 #define OMP_REQ_UNIFIED_SHARED_MEMORY 0x008
 
+/* An offload entry that is no code nor data: clang 19 carries the
+ * program's `requires` flags in the host's table this way (no name, the
+ * flags in its address), and libomptarget 19 wants one device entry for
+ * each host entry. */
+#define OMP_REGISTER_REQUIRES 0x10
+
 typedef struct __tgt_offload_entry {
     void *addr;
     char *name;

@@ -107,6 +107,8 @@ void otp_host_end_run(otp_plugin *p, void (*release)(otp_plugin *p))
     int status = otp_host_end_status(p);
     if (status >= 0)
         otp_map_status(p, status);
+    /* Devices may ask for pages until they heard EXIT. */
+    otp_usm_host_stop(p);
     if (release && status < 0)
         release(p);
     /* A worker that never heard EXIT would keep MPI_Finalize waiting for
@@ -161,6 +163,8 @@ void otp_worker_end(otp_plugin *p)
 {
     otp_plugin_trace_end(p);
     uint64_t served = events_served(p);
+    otp_usm_worker_stop(p);
+    otp_usm_release(p);
     otm_node_fini(&p->node);
     int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
     otm_node_release(&p->node);

@@ -181,7 +181,8 @@ static otm_status load_on(otp_plugin *p, otp_device *d, const __tgt_device_image
                  .image = {.id = id, .bytes = elf, .size = size,
                            .hash = otm_wire_hash(elf, size, OTM_WIRE_HASH_SEED),
                            .names_hash = otp_names_hash(image->EntriesBegin,
-                                                        image->EntriesEnd)}};
+                                                        image->EntriesEnd),
+                           .usm = __atomic_load_n(&p->usm_on, __ATOMIC_ACQUIRE)}};
     st = otp_host_run_op(p, &op);
     if (st == OTM_ERR_NO_IMAGE) {
         op.image.send = 1;

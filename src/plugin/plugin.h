@@ -26,6 +26,8 @@
  *   memory.c     data_alloc and data_delete: the pool, host-pinned memory
  *   host_ops.c   rank 0: devices, region output and faults, queues, waits
  *   worker.c     a rank >= 1: the device operations and the serving threads
+ *   usm.c        unified shared memory: rank 0's page server, a worker's
+ *                pager and what it does around each region
  */
 #ifndef OTM_PLUGIN_H
 #define OTM_PLUGIN_H
@@ -112,6 +114,8 @@ typedef struct otp_loaded {
     uint64_t count;
 } otp_loaded;
 
+typedef struct otp_usm otp_usm;
+
 typedef struct otp_plugin {
     otp_role role;
     otm_settings settings;
@@ -122,7 +126,9 @@ typedef struct otp_plugin {
     MPI_Errhandler world_errhandler;  /* MPI_COMM_WORLD's, the program's */
     int program_finalized;          /* the program's MPI_Finalize ended the
                                      * devices (src/pmpi) */
-    int usm_requested;
+    int usm_requested;              /* refused: its devices do not start */
+    int usm_on;                     /* pages are served (atomic) */
+    struct otp_usm *usm;            /* usm.c's state, or NULL */
     int retrieve_waits;             /* data_retrieve_async returns once its
                                      * retrieve ended (the retrieve rule,
                                      * rtl.c): libomptarget 14; 15 and later
@@ -452,5 +458,29 @@ otm_device_ops otp_worker_device_ops(otp_plugin *p);
 /* Serves as a device until the host's EXIT, then ends the process
  * (otp_worker_end); never returns. */
 void otp_worker_main(otp_plugin *p) __attribute__((noreturn));
+
+/* ---- unified shared memory (usm.c) ---- */
+
+/* Rank 0: the page server's thread started (once); OTM_OK, or a status
+ * with *why saying in words why it cannot serve (the ranks' layouts
+ * cannot differ, no memory or thread). */
+otm_status otp_usm_host_start(otp_plugin *p, const char **why);
+/* Rank 0, at the job's end, after the exit protocol: the server stopped. */
+void otp_usm_host_stop(otp_plugin *p);
+/* A worker: the pager opened and its thread started, once; a pager that
+ * cannot open makes every region fail with the reason. */
+void otp_usm_worker_enable(otp_plugin *p);
+/* A worker, before a region runs: the host's ranges reserved here.
+ * OTM_OK (also when unified shared memory is off), else a status with the
+ * sentence in why; the region must then not run. */
+otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len);
+/* A worker, after a region that began: its writes sent back to rank 0,
+ * and the pages dropped when no other region runs. OTM_OK, or the status
+ * of a writeback that failed (said on stderr). */
+otm_status otp_usm_region_end(otp_plugin *p);
+/* A worker's end: the pager's thread stopped, the pager closed. */
+void otp_usm_worker_stop(otp_plugin *p);
+/* Either rank, after its stop: the state freed. */
+void otp_usm_release(otp_plugin *p);
 
 #endif

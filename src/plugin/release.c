@@ -11,6 +11,7 @@
 void otp_host_release(otp_plugin *p)
 {
     otp_memory_release(p);
+    otp_usm_release(p);
     for (int d = 0; d < p->ndevices; d++)
         otp_images_release(&p->devices[d]);
     otp_plugin_free(p->devices);

@@ -44,6 +44,10 @@ static otm_status entries_by_name(otp_plugin *p, otp_loaded *l,
         return OTM_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++) {
         const __tgt_offload_entry *e = &own->EntriesBegin[i];
+        if (e->flags == OMP_REGISTER_REQUIRES) {
+            l->entries[i] = (otm_entry){0, 0};
+            continue;
+        }
         void *addr = otd_image_symbol(l->image, e->name);
         if (!addr)
             return otp_plugin_log(OTM_LOG_ERROR, "rank %d: entry %s not in the device "
@@ -183,6 +187,8 @@ static void unload_call(void *arg)
 static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entry **out,
                              uint64_t *count)
 {
+    if (ref->usm)
+        otp_usm_worker_enable(ctx);
     image_call c = {.p = ctx, .ref = ref, .out = out, .count = count};
     on_loader_thread(ctx, load_call, &c);
     return c.st;
@@ -223,10 +229,18 @@ static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t n
                              uint64_t teams, uint64_t threads, otm_region_fault *fault)
 {
     otd_fault f;
+    char why[640];
     (void)teams, (void)threads;
+    otp_plugin *p = ctx;
+    otm_status st = otp_usm_region_begin(p, why, sizeof why);
+    if (st)
+        return otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, why), st;
     uint64_t t0 = ots_clock_ns();
-    otm_status st = otd_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
+    st = otd_kernel_call_guarded((void *)(uintptr_t)kernel, args, nargs, &f);
     kernel_ran(ctx, kernel, ots_clock_ns() - t0);
+    otm_status written = otp_usm_region_end(p);
+    if (st == OTM_OK)
+        st = written;
     if (st == OTM_ERR_KERNEL_FAULT)
         *fault = (otm_region_fault){
             .signo = f.signo, .code = f.code, .addr = f.addr, .exit_status = f.exit_status,

@@ -45,6 +45,7 @@ typedef enum kind {
     K_BOOL,         /* 0/1/true/false/yes/no/on/off */
     K_IDLE,         /* spin/yield/sleep */
     K_LOG,          /* 0..3 or error/warn/info/debug */
+    K_USM,          /* auto/on/off */
     K_PATH          /* a file path (its length is the value), or off (0) */
 } kind;
 
@@ -177,6 +178,17 @@ typedef enum kind {
       "Write a timeline of every event (Chrome trace-event JSON, for "        \
       "Perfetto or chrome://tracing): each rank writes PATH.RANK.json at "    \
       "exit.")                                                                \
+    X(USM, NULL, K_USM,                                                       \
+      OTM_USM_AUTO, OTM_USM_OFF, usm, OTM_SCOPE_JOB, "auto",                  \
+      "auto, on or off",                                                      \
+      "Unified shared memory across processes: a region on a device rank "   \
+      "reads and writes rank 0's memory at rank 0's addresses, its pages "   \
+      "fetched on demand (Linux userfaultfd) and its writes sent back when "  \
+      "it ends. auto: for a program that requires unified_shared_memory; "   \
+      "on: for every region (host memory it never mapped included), and "    \
+      "omptarget-mpirun then leaves address randomisation on, which the "    \
+      "ranks need (their layouts must differ); off: a program that requires " \
+      "it is refused.")                                                       \
     X(MAP, NULL, K_PATH,                                                      \
       0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
@@ -296,6 +308,8 @@ static const word idle_words[] = {
 static const word log_words[] = {
     {"error", OTM_LOG_ERROR}, {"warn", OTM_LOG_WARN},
     {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
+static const word usm_words[] = {
+    {"auto", OTM_USM_AUTO}, {"on", OTM_USM_ON}, {"off", OTM_USM_OFF}, {NULL, 0}};
 
 /* The text [b, e) without surrounding white space. */
 typedef struct span {
@@ -384,6 +398,7 @@ static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
     case K_DURATION: return scaled(t, time_units, bare_ns, out);
     case K_BOOL: return lookup(t, bool_words, out);
     case K_IDLE: return lookup(t, idle_words, out);
+    case K_USM: return lookup(t, usm_words, out);
     case K_LOG:
         return lookup(t, log_words, out) ||
                (digits(&t, out) && t.b == t.e);

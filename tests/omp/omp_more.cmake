@@ -10,7 +10,8 @@
 
 # otm_omp_more_tests(OUTDIR CC CXX LABEL PREFIX OUTPUTS_VAR FLAGS...)
 #   builds every program of OTM_OMP_MORE_PROGRAMS, OTM_OMP_LIB_PROGRAMS,
-#   OTM_OMP_CXX_PROGRAMS, OTM_OMP_MPI_PROGRAMS and OTM_OMP_FAULT_PROGRAMS
+#   OTM_OMP_CXX_PROGRAMS, OTM_OMP_MPI_PROGRAMS, OTM_OMP_FAULT_PROGRAMS and
+#   OTM_OMP_USM_PROGRAMS
 #   into OUTDIR with CC (C++: CXX) and FLAGS (MPI programs: also
 #   OTM_OMP_MPI_FLAGS, the plugin's MPI), the libraries of a program of OTM_OMP_LIB_PROGRAMS
 #   (OTM_OMP_LINK_<prog>: linked, OTM_OMP_DLOPEN_<prog>: built next to it
@@ -29,7 +30,7 @@ function(otm_omp_more_tests outdir cc cxx label prefix outputs_var)
   set(src ${CMAKE_CURRENT_SOURCE_DIR})
   set(built)
   foreach(prog IN LISTS OTM_OMP_MORE_PROGRAMS OTM_OMP_LIB_PROGRAMS OTM_OMP_CXX_PROGRAMS
-                        OTM_OMP_MPI_PROGRAMS OTM_OMP_FAULT_PROGRAMS)
+                        OTM_OMP_MPI_PROGRAMS OTM_OMP_FAULT_PROGRAMS OTM_OMP_USM_PROGRAMS)
     set(exe ${outdir}/${prog})
     set(link)
     set(deps)

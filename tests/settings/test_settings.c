@@ -83,6 +83,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "STDERR_TO_STDOUT")) return (uint64_t)s->stderr_to_stdout;
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
+    if (!strcmp(n, "USM")) return (uint64_t)s->usm;
     if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
     fail_msg("no field for %s", name);
     return 0;
@@ -101,7 +102,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
     "OMPTARGET_MPI_STDERR_TO_STDOUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
-    "OMPTARGET_MPI_MAP",
+    "OMPTARGET_MPI_USM",           "OMPTARGET_MPI_MAP",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -258,6 +259,10 @@ static const var_case cases[] = {
      {{"off", 0}, {"OFF", 0}, {"t", 1}, {"/tmp/run/trace", 14},
       {" out/t ", 5}, {"-1", 2}, {"1 2", 3}, {"a\xc3\xa9", 3}, {NULL, 0}},
      {"", "   ", "\x01", "1\n2", "a\tb", "\x7f", NULL}},
+    {"OMPTARGET_MPI_USM",
+     {{"auto", OTM_USM_AUTO}, {"on", OTM_USM_ON}, {" OFF ", OTM_USM_OFF},
+      {"Auto", OTM_USM_AUTO}, {NULL, 0}},
+     {"1", "0", "yes", "", "automatic", NULL}},
     {"OMPTARGET_MPI_MAP",
      {{"off", 0}, {"/tmp/job/map", 12}, {" m ", 1}, {NULL, 0}},
      {"", "\x01", "a\nb", NULL}},
@@ -758,7 +763,8 @@ static void test_judge_not_a_card(void **state)
 }
 
 /* Exactly the settings whose values must agree are judged: NUM_COMMS (each
- * rank duplicates its communicators collectively). */
+ * rank duplicates its communicators collectively) and USM (the host serves
+ * pages only if every device asks for them). */
 static void test_scopes(void **state)
 {
     (void)state;
@@ -767,9 +773,10 @@ static void test_scopes(void **state)
         job += d->scope == OTM_SCOPE_JOB;
         assert_true(*otm_setting_scope_text(d->scope));
         if (d->scope == OTM_SCOPE_JOB)
-            assert_string_equal(d->name, "OMPTARGET_MPI_NUM_COMMS");
+            assert_true(!strcmp(d->name, "OMPTARGET_MPI_NUM_COMMS") ||
+                        !strcmp(d->name, "OMPTARGET_MPI_USM"));
     }
-    assert_int_equal(job, 1);
+    assert_int_equal(job, 2);
 }
 
 /* The test hooks are read as set, unjudged, and are not settings: they

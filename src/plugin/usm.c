@@ -1,0 +1,361 @@
+/*
+ * usm.c - unified shared memory across processes: rank 0's page server on
+ * a thread of its own (otm/page.h's server over otm/pager.h's host end),
+ * and on a worker the pager's thread and what a region does before and
+ * after it runs: the host's ranges reserved, the bytes it changed written
+ * back, the pages dropped once no region runs.
+ *
+ * Coherence is OpenMP's for unified shared memory: a region reads the
+ * host's memory as it is when the region first touches each page, and the
+ * host sees the region's writes when the region has completed (they are
+ * written back before the EXECUTE's reply). A region that starts while
+ * another runs on the same device shares the pages that one holds.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/personality.h>
+
+#include "../shell/idle.h"
+#include "otm/page.h"
+#include "otm/pager.h"
+#include "plugin.h"
+
+/* Ranges asked for at first; a host with more says how many it has. */
+#define RANGES_FIRST 1024u
+
+struct otp_usm {
+    pthread_t thread;               /* the host's server, the worker's pager */
+    int thread_on;
+    atomic_int stop;
+    /* host */
+    otm_page_server server;
+    /* worker */
+    otd_pager *pager;
+    pthread_mutex_t lock;           /* running, and one writeback at a time */
+    int running;                    /* regions between begin and end */
+    atomic_uint next_tag;
+    uint64_t *ranges;               /* the host's, as last received */
+    uint64_t ranges_cap;
+    uint8_t *records;               /* a writeback's ask (under lock) */
+    char why[512];                  /* why the pager cannot start */
+};
+
+static otp_usm *usm_new(void)
+{
+    otp_usm *u = otp_plugin_calloc(1, sizeof *u);
+    if (u)
+        pthread_mutex_init(&u->lock, NULL);
+    return u;
+}
+
+static void usm_stop(otp_usm *u)
+{
+    if (!u || !u->thread_on)
+        return;
+    atomic_store(&u->stop, 1);
+    pthread_join(u->thread, NULL);
+    u->thread_on = 0;
+}
+
+/* ---- rank 0: the page server ------------------------------------------------ */
+
+static otm_status host_read(void *ctx, uint64_t addr, void *dst, uint64_t len)
+{
+    (void)ctx;
+    return otd_host_read(addr, dst, len);
+}
+
+static otm_status host_write(void *ctx, uint64_t addr, const void *src, uint64_t len)
+{
+    (void)ctx;
+    return otd_host_write(addr, src, len);
+}
+
+static otm_status host_ranges(void *ctx, uint64_t *dst, uint64_t cap, uint64_t *count)
+{
+    size_t n = 0;
+    (void)ctx;
+    otm_status st = otd_host_ranges((otd_range *)(void *)dst, (size_t)cap, &n);
+    *count = n;
+    return st;
+}
+
+static void *serve(void *arg)
+{
+    otp_plugin *p = arg;
+    otp_usm *u = p->usm;
+    const otm_page_host_ops ops = {host_read, host_write, host_ranges, p};
+    ots_idle idle;
+    ots_idle_init(&idle, &p->settings);
+    while (!atomic_load(&u->stop)) {
+        int moved = otm_page_serve(&p->node, &u->server, &ops);
+        ots_idle_after(&idle, moved, u->server.state != 0);
+    }
+    return NULL;
+}
+
+/* Whether the ranks can hold each other's addresses: not when address
+ * randomisation is off here (omptarget-mpirun's default, for the host's
+ * function pointers), since every rank then has rank 0's very layout. */
+static const char *layout_refusal(void)
+{
+    int persona = personality(0xffffffff);
+    if (persona != -1 && (persona & ADDR_NO_RANDOMIZE))
+        return "address randomisation is off in this job, so every rank has "
+               "rank 0's layout and cannot hold rank 0's pages at their addresses "
+               "(start it with OMPTARGET_MPI_USM=on, or omptarget-mpirun --randomize)";
+    return NULL;
+}
+
+otm_status otp_usm_host_start(otp_plugin *p, const char **why)
+{
+    *why = layout_refusal();
+    if (*why)
+        return OTM_ERR_INVALID;
+    if (p->usm)
+        return OTM_OK;
+    otp_usm *u = usm_new();
+    if (!u)
+        return *why = "out of memory", OTM_ERR_NOMEM;
+    p->usm = u;
+    if (pthread_create(&u->thread, NULL, serve, p)) {
+        p->usm = NULL;
+        otp_plugin_free(u);
+        return *why = "no thread for the page server", OTM_ERR_NOMEM;
+    }
+    u->thread_on = 1;
+    __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
+    return OTM_OK;
+}
+
+void otp_usm_host_stop(otp_plugin *p)
+{
+    otp_usm *u = p->usm;
+    if (!u)
+        return;
+    usm_stop(u);
+    otm_page_server_fini(&p->node, &u->server);
+}
+
+/* ---- a worker: calls to rank 0 -------------------------------------------------- */
+
+static int next_tag(otp_usm *u)
+{
+    return OTM_PAGE_TAG_FIRST + (int)(atomic_fetch_add(&u->next_tag, 1) % 16384u);
+}
+
+/* One ask, waited for: OMPTARGET_MPI_TIMEOUT bounds it (rank 0 may have
+ * died), and the worker's end cuts it short. */
+static otm_status call(otp_plugin *p, otm_page_kind kind, uint64_t addr, uint64_t len,
+                       uint8_t *ask, uint64_t payload, uint8_t *reply, uint64_t cap,
+                       uint64_t *value)
+{
+    otp_usm *u = p->usm;
+    otm_page_call c;
+    otm_status st = otm_page_call_start(&p->node, &c, kind, next_tag(u), addr, len, ask,
+                                        payload, reply, cap);
+    if (st)
+        return st;
+    ots_idle idle;
+    ots_idle_init(&idle, &p->settings);
+    uint64_t start = ots_clock_ns(), limit = p->settings.core.timeout_ns;
+    while (!otm_page_call_test(&p->node, &c, &st, value)) {
+        if (atomic_load(&u->stop) || (limit && ots_clock_ns() - start > limit)) {
+            otm_page_call_cancel(&p->node, &c);
+            return atomic_load(&u->stop) ? OTM_ERR_SHUTDOWN : OTM_ERR_TIMEOUT;
+        }
+        ots_idle_after(&idle, 0, 1);
+    }
+    return st;
+}
+
+/* ---- a worker: the pager's thread -------------------------------------------- */
+
+/* The page from rank 0, placed; refused when rank 0 has no such memory or
+ * cannot answer: the region then faults there, as it would alone. */
+static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
+{
+    uint8_t ask[OTM_PAGE_ASK_HEAD];
+    uint64_t size = otd_pager_page_size(), got = 0;
+    otm_status st = call(p, OTM_PAGE_READ, page, size, ask, 0, reply, cap, &got);
+    if (st == OTM_OK && got == size)
+        st = otd_pager_place(p->usm->pager, page, reply + OTM_PAGE_REPLY_HEAD);
+    else if (st == OTM_OK)
+        st = OTM_ERR_BAD_MESSAGE;
+    if (st == OTM_OK)
+        return;
+    if (st != OTM_ERR_BAD_POINTER)
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: the host's page 0x%llx: %s", p->node.rank,
+                       (unsigned long long)page, otm_status_text(st));
+    otd_pager_refuse(p->usm->pager, page);
+}
+
+static void *pager_thread(void *arg)
+{
+    otp_plugin *p = arg;
+    otp_usm *u = p->usm;
+    uint64_t cap = OTM_PAGE_REPLY_HEAD + otd_pager_page_size();
+    uint8_t *reply = otp_plugin_malloc(cap);
+    while (reply && !atomic_load(&u->stop)) {
+        uint64_t page = 0;
+        int r = otd_pager_next_fault(u->pager, 50, &page);
+        if (r < 0) {
+            otp_plugin_log(OTM_LOG_ERROR, "rank %d: the pager's descriptor failed: "
+                           "regions can no longer reach the host's memory", p->node.rank);
+            break;
+        }
+        if (r == 1)
+            page_in(p, page, reply, cap);
+    }
+    otp_plugin_free(reply);
+    return NULL;
+}
+
+/* The pager and its thread, once (the setting, or the first LOAD of a
+ * program that requires unified shared memory). A pager that cannot open
+ * is said at each region, which then fails. */
+void otp_usm_worker_enable(otp_plugin *p)
+{
+    pthread_mutex_lock(&p->images_lock);
+    if (!p->usm && (p->usm = usm_new()) != NULL) {
+        otp_usm *u = p->usm;
+        u->records = otp_plugin_malloc(OTM_PAGE_ASK_HEAD + OTM_PAGE_WRITE_MAX);
+        if (!u->records)
+            snprintf(u->why, sizeof u->why, "out of memory");
+        else if (otd_pager_open(&u->pager, u->why, sizeof u->why) == OTM_OK) {
+            if (pthread_create(&u->thread, NULL, pager_thread, p) == 0)
+                u->thread_on = 1;
+            else
+                snprintf(u->why, sizeof u->why, "no thread for the pager");
+        }
+        __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&p->images_lock);
+}
+
+/* ---- a worker: around each region -------------------------------------------- */
+
+/* The host's ranges, asked for with room for all of them. */
+static otm_status fetch_ranges(otp_plugin *p, uint64_t *n)
+{
+    otp_usm *u = p->usm;
+    uint64_t want = u->ranges_cap ? u->ranges_cap : RANGES_FIRST;
+    for (int tries = 0; tries < 3; tries++) {
+        if (want > u->ranges_cap) {
+            uint64_t *grown = otp_plugin_realloc(u->ranges,
+                                                 OTM_PAGE_REPLY_HEAD + 16 * want);
+            if (!grown)
+                return OTM_ERR_NOMEM;
+            u->ranges = grown, u->ranges_cap = want;
+        }
+        uint8_t ask[OTM_PAGE_ASK_HEAD];
+        otm_status st = call(p, OTM_PAGE_RANGES, 0, want, ask, 0, (uint8_t *)u->ranges,
+                             OTM_PAGE_REPLY_HEAD + 16 * want, n);
+        if (st != OTM_ERR_BAD_SIZE)
+            return st == OTM_OK && *n > want ? OTM_ERR_BAD_MESSAGE : st;
+        want = *n + 64;
+    }
+    return OTM_ERR_BAD_SIZE;
+}
+
+otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len)
+{
+    otp_usm *u = p->usm;
+    uint64_t n = 0;
+    if (!__atomic_load_n(&p->usm_on, __ATOMIC_ACQUIRE) || !u)
+        return OTM_OK;
+    if (!u->thread_on)
+        return snprintf(why, len, "unified shared memory: %s", u->why), OTM_ERR_INVALID;
+    pthread_mutex_lock(&u->lock);
+    otm_status st = fetch_ranges(p, &n);
+    if (st)
+        snprintf(why, len, "unified shared memory: the host's address ranges: %s",
+                 otm_status_text(st));
+    else
+        st = otd_pager_reserve(u->pager,
+                               (const otd_range *)(void *)((uint8_t *)u->ranges +
+                                                           OTM_PAGE_REPLY_HEAD),
+                               (size_t)n, why, len);
+    if (st == OTM_OK)
+        u->running++;
+    pthread_mutex_unlock(&u->lock);
+    return st;
+}
+
+/* What a region wrote, gathered into asks of at most OTM_PAGE_WRITE_MAX
+ * bytes of records, each sent when full. */
+typedef struct writeback {
+    otp_plugin *p;
+    uint8_t *buf;                   /* the ask's header, then records */
+    uint64_t used;                  /* bytes of records */
+    otm_status st;
+} writeback;
+
+static otm_status send_records(writeback *w)
+{
+    uint64_t done = 0;
+    if (!w->used)
+        return OTM_OK;
+    uint8_t reply[OTM_PAGE_REPLY_HEAD];
+    otm_status st = call(w->p, OTM_PAGE_WRITE, 0, w->used, w->buf, w->used, reply,
+                         sizeof reply, &done);
+    w->used = 0;
+    return st;
+}
+
+static int add_record(void *ctx, uint64_t addr, const void *bytes, uint64_t len)
+{
+    writeback *w = ctx;
+    if (w->used + OTM_PAGE_RECORD_HEAD + len > OTM_PAGE_WRITE_MAX &&
+        (w->st = send_records(w)) != OTM_OK)
+        return 1;
+    uint8_t *at = w->buf + OTM_PAGE_ASK_HEAD + w->used;
+    memcpy(at, &addr, 8);
+    memcpy(at + 8, &len, 8);
+    memcpy(at + OTM_PAGE_RECORD_HEAD, bytes, len);
+    w->used += OTM_PAGE_RECORD_HEAD + len;
+    return 0;
+}
+
+otm_status otp_usm_region_end(otp_plugin *p)
+{
+    otp_usm *u = p->usm;
+    if (!__atomic_load_n(&p->usm_on, __ATOMIC_ACQUIRE) || !u || !u->thread_on)
+        return OTM_OK;
+    writeback w = {.p = p, .buf = u->records};
+    pthread_mutex_lock(&u->lock);
+    int last = --u->running == 0;
+    if (!otd_pager_flush(u->pager, last, add_record, &w))
+        w.st = send_records(&w);
+    pthread_mutex_unlock(&u->lock);
+    if (w.st)
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: what the region wrote in the host's "
+                       "memory could not be written back: %s", p->node.rank,
+                       otm_status_text(w.st));
+    return w.st;
+}
+
+void otp_usm_worker_stop(otp_plugin *p)
+{
+    otp_usm *u = p->usm;
+    if (!u)
+        return;
+    usm_stop(u);
+    otd_pager_close(u->pager);
+    u->pager = NULL;
+}
+
+void otp_usm_release(otp_plugin *p)
+{
+    otp_usm *u = p->usm;
+    if (!u)
+        return;
+    otp_plugin_free(u->ranges);
+    otp_plugin_free(u->records);
+    pthread_mutex_destroy(&u->lock);
+    otp_plugin_free(u);
+    p->usm = NULL;
+}

@@ -1,0 +1,77 @@
+/* omp_usm_on: OMPTARGET_MPI_USM=on, in a program that does not require
+ * unified shared memory: what it maps still travels as always, and what a
+ * region reaches through host pointers it never mapped (a struct's
+ * pointer member mapped shallowly, a pointer passed by value, a page at an
+ * address of its own) is served from rank 0's memory, writes included.
+ */
+#define OMP_TEST_NAME "omp_usm_on"
+#include "omp_check.h"
+
+#include <sys/mman.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+typedef struct holder {
+    int n;
+    double *data;           /* never mapped */
+} holder;
+
+/* The page omp_fault_unmapped faults on: with the setting, it is served. */
+static int *page_of_its_own(void)
+{
+    for (uintptr_t at = 0x3f0000000000u; at < 0x3f0000100000u; at += 0x10000) {
+        void *p = mmap((void *)at, 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (void *)at)
+            return p;
+        if (p != MAP_FAILED)
+            munmap(p, 4096);
+    }
+    CHECK(0, "no free page at 0x3f0000000000 and above");
+    return NULL;
+}
+
+int main(void)
+{
+    int ndev = require_devices(2);
+    holder h = {512, malloc(512 * sizeof(double))};
+    int mapped[256];
+    CHECK(h.data, "no memory");
+    for (int i = 0; i < h.n; i++)
+        h.data[i] = i / 2.0;
+    for (int i = 0; i < 256; i++)
+        mapped[i] = i;
+    double sum = 0;
+#pragma omp target device(1) map(to : h) map(tofrom : mapped, sum)
+    {
+        for (int i = 0; i < h.n; i++) {
+            sum += h.data[i];
+            h.data[i] = -1.0;
+        }
+        for (int i = 0; i < 256; i++)
+            mapped[i] += 1;
+    }
+    CHECK(sum == 511.0 * 512 / 4, "sum %f", sum);
+    for (int i = 0; i < h.n; i++)
+        CHECK(h.data[i] == -1.0, "data[%d] = %f", i, h.data[i]);
+    for (int i = 0; i < 256; i++)
+        CHECK(mapped[i] == i + 1, "mapped[%d] = %d", i, mapped[i]);
+
+    int *own = page_of_its_own();
+    own[0] = 42;
+    uintptr_t addr = (uintptr_t)own;
+    int seen = 0;
+#pragma omp target device(0) firstprivate(addr) map(from : seen)
+    {
+        int *p = (int *)addr;
+        seen = p[0];
+        p[1] = 43;
+    }
+    CHECK(seen == 42 && own[1] == 43, "read %d, wrote %d", seen, own[1]);
+    free(h.data);
+    PASS("%d devices: a shallow struct's pointer, a page of its own, read and written",
+         ndev);
+    return 0;
+}
