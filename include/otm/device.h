@@ -97,4 +97,12 @@ void otd_image_unload(otd_image *img);
  * The kernel's own failures are not seen here: it returns nothing. */
 otm_status otd_kernel_call(void *fn, void **args, uint32_t nargs);
 
+/* The `requires` flags (OMP_REQ_*) the program at `path` registers, read
+ * from its file without running it: *flags is 0 when it registers none or
+ * they are not found (a stripped clang 14-17 program keeps no symbol of
+ * its registration). OTM_ERR_INVALID (with why) for a file that cannot
+ * be read or is not ELF. */
+otm_status otd_program_requires(const char *path, uint64_t *flags, char *err,
+                                size_t errlen);
+
 #endif
