@@ -129,6 +129,19 @@ END {
         row("app_" a "_ours2busy", appwhat[i] ", one busy process beside", "OpenMP, 2 device(s)",
             "app_" a "_stockbusy", "stock", a == "fine" ? "≤ 2×" : "", a == "fine" ? "<=" : "", 2)
     }
+    # Unified shared memory (bench_usm.c): a region reaching N host pages on
+    # demand against the same pages mapped, and the empty region with the
+    # setting on against off.
+    row("usm_empty_off", "empty region", "OpenMP, OMPTARGET_MPI_USM=off")
+    row("usm_empty_on", "empty region", "OpenMP, OMPTARGET_MPI_USM=on", "usm_empty_off", "off")
+    split("1 64 4096", npages, " ")
+    for (i = 1; i <= 3; i++) {
+        k = npages[i]
+        row("map_pages_" k, "region writing 1 byte in each of " k " pages", "OpenMP, mapped tofrom")
+        row("usm_pages_" k, "region writing 1 byte in each of " k " pages",
+            "OpenMP, pages on demand", "map_pages_" k, "mapped")
+    }
+    row("usm_faults", "host pages served to one device", "OpenMP, pages on demand", "self")
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
     for (i = 0; i < nc; i++) {

@@ -42,10 +42,7 @@ struct otd_pager {
 
 uint64_t otd_pager_page_size(void)
 {
-    static uint64_t size;
-    if (!size)
-        size = (uint64_t)sysconf(_SC_PAGESIZE);
-    return size;
+    return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 /* ---- opening ------------------------------------------------------------ */

@@ -48,6 +48,15 @@ add_test(NAME omp19_bad_setting
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(omp19_bad_setting PROPERTIES LABELS omp19 TIMEOUT 200)
 
+# What the launcher reads from a program's file: clang 19 carries the
+# `requires` flags in an entry of the host's offload table.
+set(_o19 ${CMAKE_CURRENT_BINARY_DIR}/omp19)
+add_test(NAME omp19_launcher_requires
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_requires.sh
+                 ${CMAKE_BINARY_DIR}/bin/omptarget-mpi-requires
+                 ${_o19}/omp_usm ${_o19}/omp_usm_refused -- ${_o19}/omp_target ${_o19}/omp_usm_on)
+set_tests_properties(omp19_launcher_requires PROPERTIES LABELS omp19 TIMEOUT 60)
+
 # omp_dlopen opens its library once here. libomptarget 19 keeps the
 # mappings of a dlclose()d library's globals (its unregisterLib tells no
 # plugin and drops no mapping), so the library opened again at the same
