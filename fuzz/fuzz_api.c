@@ -221,6 +221,21 @@ void otp_plugin_trace_end(otp_plugin *p)
         die("a trace recorder the harness never made");
 }
 
+/* Unified shared memory (usm.c) serves pages on a thread of its own, which
+ * a simulated job cannot host: here it is never on, as under
+ * OMPTARGET_MPI_USM=off. */
+otm_status otp_usm_host_start(otp_plugin *p, const char **why)
+{
+    (void)p;
+    *why = "not in this harness";
+    return OTM_ERR_INVALID;
+}
+
+void otp_usm_release(otp_plugin *p)
+{
+    (void)p;
+}
+
 /* rank 0 is the host: register_lib never serves as a worker here. */
 void otp_worker_main(otp_plugin *p)
 {
