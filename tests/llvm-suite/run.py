@@ -300,18 +300,19 @@ def run_column(ver, column, work, launcher, jobs, filt, again=False):
                 continue
             test = os.path.join(m.group(1), m.group(2))
             runs.setdefault(test, []).append(Run(int(status), crash == "crash", by,
-                                                 ranks == str(RANKS)))
+                                                 ranks == str(RANKS), prog))
     return codes, runs, outputs, seconds
 
 
 class Run:
     """One run through the launcher, as launch-cc.sh's script logged it."""
 
-    def __init__(self, status, crash, by, plugin):
+    def __init__(self, status, crash, by, plugin, program):
         self.status = status    # the launcher's exit status
         self.crash = crash      # rank 0 ended by a crash (the job's map)
         self.by = by            # started by `not`, `not--crash` or not (-)
         self.plugin = plugin    # our plugin started on RANKS ranks (the map)
+        self.program = program  # the executable launch-cc.sh ran (OUT.bin)
 
     def flag(self):
         """A crash of rank 0 under the plain `not` program: the launcher's
@@ -401,10 +402,30 @@ class ByDesign:
         if statuses != [self.status]:
             return "exit status %s, not %d" % ("/".join(map(str, statuses)), self.status)
         if self.line not in output:
-            return "the output lacks %r" % self.line
+            # lit shows a program's output only when a check on it failed,
+            # and a test's FileCheck may pass on the fault report's own
+            # digits: then the program is run once more, to read it.
+            status, output = self.run_again(test_runs[-1])
+            if status != self.status:
+                return "run again: exit status %d, not %d" % (status, self.status)
+            if self.line not in output:
+                return "the output lacks %r" % self.line
         if SECOND_FAULT in output:
             return "a device faulted again after the region (%r)" % SECOND_FAULT
         return None
+
+    @staticmethod
+    def run_again(run):
+        """The exit status and output (stdout and stderr) of the script
+        launch-cc.sh wrote for RUN's program, run with no argument."""
+        script = run.program[:-len(".bin")]
+        try:
+            p = subprocess.run([script], env=clean_environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace",
+                               timeout=TEST_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return -1, str(e)
+        return p.returncode, p.stdout
 
 
 # The plugin's report of a fault outside any region: after a region's
