@@ -224,10 +224,10 @@ void otp_plugin_trace_end(otp_plugin *p)
 /* Unified shared memory (usm.c) serves pages on a thread of its own, which
  * a simulated job cannot host: here it is never on, as under
  * OMPTARGET_MPI_USM=off. */
-otm_status otp_usm_host_start(otp_plugin *p, const char **why)
+otm_status otp_usm_host_start(otp_plugin *p, char *why, size_t len)
 {
     (void)p;
-    *why = "not in this harness";
+    snprintf(why, len, "not in this harness");
     return OTM_ERR_INVALID;
 }
 

@@ -32,8 +32,8 @@ int otp_host_start(otp_plugin *p)
     for (int i = 0; i < p->ndevices; i++)
         p->devices[i].rank = i + 1;
     p->retrieve_waits = 1;      /* until init_plugin says otherwise */
-    const char *why = NULL;
-    if (p->settings.usm == OTM_USM_ON && otp_usm_host_start(p, &why))
+    char why[512];
+    if (p->settings.usm == OTM_USM_ON && otp_usm_host_start(p, why, sizeof why))
         otp_plugin_log(OTM_LOG_WARN, "OMPTARGET_MPI_USM=on: %s; regions reach only "
                        "the memory they map", why);
     return 0;

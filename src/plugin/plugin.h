@@ -462,9 +462,10 @@ void otp_worker_main(otp_plugin *p) __attribute__((noreturn));
 /* ---- unified shared memory (usm.c) ---- */
 
 /* Rank 0: the page server's thread started (once); OTM_OK, or a status
- * with *why saying in words why it cannot serve (the ranks' layouts
- * cannot differ, no memory or thread). */
-otm_status otp_usm_host_start(otp_plugin *p, const char **why);
+ * with the sentence in why saying why it cannot serve (the ranks share
+ * rank 0's layout, this system gives no userfaultfd, no memory or
+ * thread). */
+otm_status otp_usm_host_start(otp_plugin *p, char *why, size_t len);
 /* Rank 0, at the job's end, after the exit protocol: the server stopped. */
 void otp_usm_host_stop(otp_plugin *p);
 /* A worker: the pager opened and its thread started, once; a pager that

@@ -193,9 +193,9 @@ int32_t __tgt_rtl_deinit_device(int32_t id)
 int64_t __tgt_rtl_init_requires(int64_t flags)
 {
     otp_plugin *p = otp_plugin_host();
-    const char *why = "OMPTARGET_MPI_USM is off";
+    char why[512] = "OMPTARGET_MPI_USM is off";
     if (p && (flags & OMP_REQ_UNIFIED_SHARED_MEMORY) &&
-        (p->settings.usm == OTM_USM_OFF || otp_usm_host_start(p, &why))) {
+        (p->settings.usm == OTM_USM_OFF || otp_usm_host_start(p, why, sizeof why))) {
         otp_plugin_log(OTM_LOG_ERROR, "the program requires unified shared memory, "
                        "which cannot be served: %s; its devices are disabled", why);
         p->usm_requested = 1;

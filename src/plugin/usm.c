@@ -110,21 +110,36 @@ static const char *layout_refusal(void)
     return NULL;
 }
 
-otm_status otp_usm_host_start(otp_plugin *p, const char **why)
+/* Whether this system gives userfaultfd to this process: the devices'
+ * pager needs it, and a device rank is most often this rank's like (the
+ * same kernel, user and limits); a device that differs says so at each
+ * region. */
+static otm_status pager_refusal(char *why, size_t len)
 {
-    *why = layout_refusal();
-    if (*why)
-        return OTM_ERR_INVALID;
+    otd_pager *probe = NULL;
+    otm_status st = otd_pager_open(&probe, why, len);
+    otd_pager_close(probe);
+    return st;
+}
+
+otm_status otp_usm_host_start(otp_plugin *p, char *why, size_t len)
+{
+    const char *layout = layout_refusal();
+    if (layout)
+        return snprintf(why, len, "%s", layout), OTM_ERR_INVALID;
     if (p->usm)
         return OTM_OK;
+    otm_status st = pager_refusal(why, len);
+    if (st)
+        return st;
     otp_usm *u = usm_new();
     if (!u)
-        return *why = "out of memory", OTM_ERR_NOMEM;
+        return snprintf(why, len, "out of memory"), OTM_ERR_NOMEM;
     p->usm = u;
     if (pthread_create(&u->thread, NULL, serve, p)) {
         p->usm = NULL;
         otp_plugin_free(u);
-        return *why = "no thread for the page server", OTM_ERR_NOMEM;
+        return snprintf(why, len, "no thread for the page server"), OTM_ERR_NOMEM;
     }
     u->thread_on = 1;
     __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
