@@ -262,7 +262,8 @@ static otm_image_ref load_ref(const otm_event *ev)
 /* An image that travels is received into scratch, then loaded. */
 static int start_load(otm_node *node, otm_event *ev)
 {
-    if (inline_len(ev) != OTM_WIRE_LOAD_DESC_SIZE || (ev->flags & ~(OTM_LOAD_SEND | OTM_LOAD_USM)))
+    if (inline_len(ev) != OTM_WIRE_LOAD_DESC_SIZE ||
+        (ev->flags & ~(OTM_LOAD_SEND | OTM_LOAD_USM)))
         return to_reply(ev, OTM_ERR_BAD_MESSAGE);
     otm_image_ref ref = load_ref(ev);
     if (!ref.send) {

@@ -182,8 +182,8 @@ static otm_status answer(otm_node *node, otm_page_server *s, const otm_page_host
         uint64_t cap = len < OTM_PAGE_RANGES_MAX ? len : OTM_PAGE_RANGES_MAX;
         if (room(node, &s->out, &s->out_cap, OTM_PAGE_REPLY_HEAD + 16 * cap))
             return OTM_ERR_NOMEM;
-        otm_status st = ops->ranges(ops->ctx, (uint64_t *)(void *)(s->out + OTM_PAGE_REPLY_HEAD),
-                                    cap, value);
+        uint64_t *pairs = (uint64_t *)(void *)(s->out + OTM_PAGE_REPLY_HEAD);
+        otm_status st = ops->ranges(ops->ctx, pairs, cap, value);
         *payload = st == OTM_OK ? 16 * *value : 0;
         return st;
     }
