@@ -182,26 +182,33 @@ static otm_status note_reserved(otd_pager *pg, uint64_t s, uint64_t e)
     return OTM_OK;
 }
 
+/* The first reserved range that ends after `at` (pg->nres if none): the
+ * list is sorted and disjoint, so a binary search. */
+static size_t first_after(const otd_pager *pg, uint64_t at)
+{
+    size_t lo = 0, hi = pg->nres;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pg->res[mid].end <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Reserves the gaps of [s, e) between the ranges already reserved. */
 static otm_status reserve_range(otd_pager *pg, uint64_t s, uint64_t e, char *err,
                                 size_t errlen)
 {
     uint64_t at = s;
     while (at < e) {
-        uint64_t gap_end = e;
-        int inside = 0;
-        for (size_t i = 0; i < pg->nres; i++) {
-            const otd_range *r = &pg->res[i];
-            if (r->start <= at && at < r->end) {
-                at = r->end;
-                inside = 1;
-                break;
-            }
-            if (r->start > at && r->start < gap_end)
-                gap_end = r->start;
-        }
-        if (inside)
+        size_t i = first_after(pg, at);
+        if (i < pg->nres && pg->res[i].start <= at) {
+            at = pg->res[i].end;
             continue;
+        }
+        uint64_t gap_end = i < pg->nres && pg->res[i].start < e ? pg->res[i].start : e;
         otm_status st = reserve_piece(pg, at, gap_end, err, errlen);
         if (st == OTM_OK && note_reserved(pg, at, gap_end)) {
             munmap((void *)(uintptr_t)at, gap_end - at);
@@ -237,10 +244,8 @@ otm_status otd_pager_reserve(otd_pager *pg, const otd_range *r, size_t n, char *
 
 static int reserved(const otd_pager *pg, uint64_t page)
 {
-    for (size_t i = 0; i < pg->nres; i++)
-        if (pg->res[i].start <= page && page < pg->res[i].end)
-            return 1;
-    return 0;
+    size_t i = first_after(pg, page);
+    return i < pg->nres && pg->res[i].start <= page;
 }
 
 /* ---- the table of placed pages ------------------------------------------ */
