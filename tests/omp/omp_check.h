@@ -15,9 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <omp.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 #ifndef OMP_TEST_NAME
 #define OMP_TEST_NAME "omp test"
@@ -74,6 +79,23 @@ static inline unsigned next_rand(unsigned *state)
     x ^= x >> 17;
     x ^= x << 5;
     return *state = x;
+}
+
+/* A host page at an address of its own, where no Linux process has memory
+ * unless it asks for it (below the mmap area, far above the heap): a
+ * device that reads it without unified shared memory faults. */
+static inline int *page_of_its_own(void)
+{
+    for (uintptr_t at = 0x3f0000000000u; at < 0x3f0000100000u; at += 0x10000) {
+        void *p = mmap((void *)at, 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (void *)at)
+            return (int *)p;
+        if (p != MAP_FAILED)
+            munmap(p, 4096);
+    }
+    CHECK(0, "no free page at 0x3f0000000000 and above");
+    return NULL;
 }
 
 #define PASS(...)                                                             \

@@ -10,31 +10,10 @@
 #define OMP_TEST_NAME "omp_usm_on"
 #include "omp_check.h"
 
-#include <sys/mman.h>
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
 typedef struct holder {
     int n;
     double *data;           /* never mapped */
 } holder;
-
-/* The page omp_fault_unmapped faults on: with the setting, it is served. */
-static int *page_of_its_own(void)
-{
-    for (uintptr_t at = 0x3f0000000000u; at < 0x3f0000100000u; at += 0x10000) {
-        void *p = mmap((void *)at, 4096, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        if (p == (void *)at)
-            return p;
-        if (p != MAP_FAILED)
-            munmap(p, 4096);
-    }
-    CHECK(0, "no free page at 0x3f0000000000 and above");
-    return NULL;
-}
 
 int main(void)
 {
