@@ -341,7 +341,8 @@ static void pool_bound(void)
         ok && __tgt_rtl_data_submit(d, p[N - 1], &x, 8) == FAIL);
 }
 
-/* Last: a program that requires unified shared memory gets no device. */
+/* Last: a program that requires unified shared memory, in a job where it
+ * is off (OMPTARGET_MPI_USM=off, the test's setting), gets no device. */
 static void usm(void)
 {
     __tgt_rtl_init_requires(OMP_REQ_UNIFIED_SHARED_MEMORY);
