@@ -60,6 +60,12 @@ otm_status otd_pager_reserve(otd_pager *pg, const otd_range *r, size_t n, char *
  * returned. */
 int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page);
 
+/* How many pages from `page` on, at most `max`, are reserved and not
+ * placed: the run the caller may ask rank 0 for at once, since a region
+ * that touches a page mostly touches the next ones too (0 when `page`
+ * itself is placed or not reserved). */
+uint64_t otd_pager_absent_run(otd_pager *pg, uint64_t page, uint64_t max);
+
 /* Places the host's bytes of `page` (one page) and wakes the threads
  * waiting on it; keeps a twin. OTM_ERR_INVALID for a page outside the
  * reservations, OTM_ERR_NOMEM (nothing placed: the caller refuses it). */

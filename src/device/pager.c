@@ -334,6 +334,20 @@ int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page)
     return 1;
 }
 
+uint64_t otd_pager_absent_run(otd_pager *pg, uint64_t page, uint64_t max)
+{
+    uint64_t size = otd_pager_page_size(), n = 0;
+    pthread_mutex_lock(&pg->lock);
+    size_t i = first_after(pg, page);
+    if (!(page & (size - 1)) && i < pg->nres && pg->res[i].start <= page) {
+        uint64_t end = pg->res[i].end;
+        while (n < max && page + n * size < end && !find(pg, page + n * size))
+            n++;
+    }
+    pthread_mutex_unlock(&pg->lock);
+    return n;
+}
+
 /* Copies `bytes` into the missing page; a page present already (placed by
  * the kernel for a reason of its own) keeps its bytes, which the twin then
  * takes. */

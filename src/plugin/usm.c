@@ -189,30 +189,42 @@ static otm_status call(otp_plugin *p, otm_page_kind kind, uint64_t addr, uint64_
 
 /* ---- a worker: the pager's thread -------------------------------------------- */
 
-/* The page from rank 0, placed; refused when rank 0 has no such memory or
- * cannot answer: the region then faults there, as it would alone. */
+/* The page from rank 0, placed, with the pages after it that are not
+ * placed yet (up to a READ's most, in one ask: a region that touches a
+ * page mostly goes on to the next). Refused when rank 0 has no such
+ * memory or cannot answer: the region then faults there, as it would
+ * alone; a run that rank 0 cannot read whole is asked again for the one
+ * page. */
 static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
 {
     uint8_t ask[OTM_PAGE_ASK_HEAD];
+    otd_pager *pg = p->usm->pager;
     uint64_t size = otd_pager_page_size(), got = 0;
-    otm_status st = call(p, OTM_PAGE_READ, page, size, ask, 0, reply, cap, &got);
-    if (st == OTM_OK && got == size)
-        st = otd_pager_place(p->usm->pager, page, reply + OTM_PAGE_REPLY_HEAD);
-    else if (st == OTM_OK)
+    uint64_t n = otd_pager_absent_run(pg, page, (cap - OTM_PAGE_REPLY_HEAD) / size);
+    if (n == 0)
+        return;     /* placed since the fault was read */
+    otm_status st = call(p, OTM_PAGE_READ, page, n * size, ask, 0, reply, cap, &got);
+    if (st == OTM_ERR_BAD_POINTER && n > 1) {
+        n = 1;
+        st = call(p, OTM_PAGE_READ, page, size, ask, 0, reply, cap, &got);
+    }
+    if (st == OTM_OK && got != n * size)
         st = OTM_ERR_BAD_MESSAGE;
+    for (uint64_t i = 0; st == OTM_OK && i < n; i++)
+        st = otd_pager_place(pg, page + i * size, reply + OTM_PAGE_REPLY_HEAD + i * size);
     if (st == OTM_OK)
         return;
     if (st != OTM_ERR_BAD_POINTER)
         otp_plugin_log(OTM_LOG_ERROR, "rank %d: the host's page 0x%llx: %s", p->node.rank,
                        (unsigned long long)page, otm_status_text(st));
-    otd_pager_refuse(p->usm->pager, page);
+    otd_pager_refuse(pg, page);
 }
 
 static void *pager_thread(void *arg)
 {
     otp_plugin *p = arg;
     otp_usm *u = p->usm;
-    uint64_t cap = OTM_PAGE_REPLY_HEAD + otd_pager_page_size();
+    uint64_t cap = OTM_PAGE_REPLY_HEAD + OTM_PAGE_READ_MAX;
     uint8_t *reply = otp_plugin_malloc(cap);
     while (reply && !atomic_load(&u->stop)) {
         uint64_t page = 0;
