@@ -7,7 +7,6 @@
  * process_vm_readv and process_vm_writev on this very process answer
  * EFAULT where a load or a store would have faulted.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,30 +39,22 @@ static char *read_maps(void)
     if (fd < 0)
         return NULL;
     size_t len = 0, cap = 16384;
-    char *buf = malloc(cap);
-    for (ssize_t n = 1; buf && n > 0;) {
-        if (cap - len < 4096) {
-            char *grown = realloc(buf, 2 * cap);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown, cap *= 2;
-        }
+    char *buf = malloc(cap), *grown = buf;
+    ssize_t n = 1;
+    while (grown && n > 0) {
+        buf = grown;
         n = read(fd, buf + len, cap - len - 1);
-        if (n < 0 && errno == EINTR)
-            n = 1;
-        else if (n > 0)
-            len += (size_t)n;
-        else if (n < 0) {
-            free(buf);
-            buf = NULL;
-        }
+        len += n > 0 ? (size_t)n : 0;
+        /* Room for a read more: procfs writes whole lines per read. */
+        if (n > 0 && cap - len < 4096 && (grown = realloc(buf, 2 * cap)) != NULL)
+            cap *= 2;
     }
     close(fd);
-    if (buf)
-        buf[len] = '\0';
+    if (!grown || n < 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
     return buf;
 }
 
@@ -87,11 +78,9 @@ otm_status otd_host_ranges(otd_range *out, size_t cap, size_t *n)
     size_t count = 0;
     uint64_t last_end = 0;
     for (char *line = maps; *line;) {
-        char *next = strchr(line, '\n');
-        if (next)
+        char *next = strchrnul(line, '\n');
+        if (*next)
             *next++ = '\0';    /* so that the name stays on its line */
-        else
-            next = line + strlen(line);
         unsigned long a, b;
         char perms[5] = "";
         int at = 0;

@@ -4,7 +4,9 @@
  * answered by rank 0's server from a stand-in for its memory, and bad
  * input both ways: each malformed ask is answered with its status (or
  * dropped, logged, when it names no reply tag) and the next valid call is
- * served; a malformed reply ends the call with OTM_ERR_BAD_MESSAGE.
+ * served; a malformed reply ends the call with OTM_ERR_BAD_MESSAGE. MPI
+ * calls and allocations failed on either side end the call with a status
+ * or leave it to be given up, and the server goes on.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -367,6 +369,125 @@ static void test_bad_replies(void **state)
     close_rig(&r);
 }
 
+/* The next call of `fn` by `rank` fails. */
+static void fail_next(int rank, sim_fn fn)
+{
+    sim_net *net = sim_net_installed();
+    sim_net_fail_call(net, rank, fn, sim_net_calls(net, rank, fn) + 1);
+}
+
+/* Steps the world until `moved` says so or nothing moves; returns it. */
+static int serve_until_stuck(rig *r)
+{
+    int moved = 0;
+    for (int i = 0; i < 64; i++) {
+        sim_world_act_as(r->s.w, 0);
+        moved |= otm_page_serve(sim_world_node(r->s.w, 0), &r->srv, &ops);
+        if (!sim_world_step(r->s.w))
+            break;
+    }
+    return moved;
+}
+
+static void test_mpi_failures(void **state)
+{
+    (void)state;
+    rig r;
+    uint8_t ask[OTM_PAGE_ASK_HEAD], in[OTM_PAGE_REPLY_HEAD + 64];
+    open_rig(&r);
+    otm_node *worker = sim_world_node(r.s.w, 1);
+    sim_world_act_as(r.s.w, 1);
+    /* The worker's receive, then its send, refused: nothing is left posted. */
+    fail_next(1, SIM_FN_Irecv);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG, BASE, 64, ask,
+                                         0, in, sizeof in), OTM_ERR_MPI);
+    fail_next(1, SIM_FN_Isend);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG, BASE, 64, ask,
+                                         0, in, sizeof in), OTM_ERR_MPI);
+    assert_int_equal(read_page(&r, BASE, 64, NULL), OTM_OK);
+
+    /* A failed test of the call, and of the reply's length: OTM_ERR_MPI. */
+    otm_status st;
+    uint64_t value;
+    sim_world_act_as(r.s.w, 1);
+    fail_next(1, SIM_FN_Test);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG, BASE, 64, ask,
+                                         0, in, sizeof in), OTM_OK);
+    assert_int_equal(otm_page_call_test(worker, &r.call, &st, &value), 1);
+    assert_int_equal(st, OTM_ERR_MPI);
+    serve_until_stuck(&r);      /* its ask is answered to no one */
+
+    /* The server's probe, receive and reply refused: it goes on, and the
+     * calls it could not answer are given up. */
+    sim_world_act_as(r.s.w, 0);
+    fail_next(0, SIM_FN_Improbe);
+    assert_int_equal(otm_page_serve(sim_world_node(r.s.w, 0), &r.srv, &ops), 0);
+    fail_next(0, SIM_FN_Imrecv);
+    sim_world_act_as(r.s.w, 1);
+    /* Tags of their own: an answer to a call given up may still come. */
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG + 2, BASE, 64,
+                                         ask, 0, in, sizeof in), OTM_OK);
+    assert_true(serve_until_stuck(&r));
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_test(worker, &r.call, &st, &value), 0);
+    otm_page_call_cancel(worker, &r.call);
+    fail_next(0, SIM_FN_Isend);
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG + 3, BASE, 64,
+                                         ask, 0, in, sizeof in), OTM_OK);
+    assert_true(serve_until_stuck(&r));
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_test(worker, &r.call, &st, &value), 0);
+    otm_page_call_cancel(worker, &r.call);
+    assert_int_equal(r.srv.state, 0);
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG + 4, BASE, 64,
+                                         ask, 0, in, sizeof in), OTM_OK);
+    r.ended = 0;
+    assert_int_equal(sim_world_run_until(r.s.w, call_ended, &r), SIM_OK);
+    assert_int_equal(r.st, OTM_OK);
+    close_rig(&r);
+}
+
+/* No memory on rank 0 for an ask larger than any before, or for its
+ * answer: answered OTM_ERR_NOMEM, and the next one served. */
+static void test_no_memory(void **state)
+{
+    (void)state;
+    rig r;
+    static uint8_t buf[OTM_PAGE_ASK_HEAD + 8192];
+    uint8_t reply[OTM_PAGE_REPLY_HEAD + 4096];
+    uint64_t n = 0;
+    open_rig(&r);
+    assert_int_equal(read_page(&r, BASE, 64, NULL), OTM_OK);
+    sim_world_fail_alloc(r.s.w, 0, 1);      /* the larger ask's buffer */
+    record(buf + OTM_PAGE_ASK_HEAD, &n, BASE, 4000, 0x11);
+    assert_int_equal(call(&r, OTM_PAGE_WRITE, 0, n, buf, n, reply, sizeof reply),
+                     OTM_ERR_NOMEM);
+    assert_int_equal(memory[0], 0);
+    sim_world_fail_alloc(r.s.w, 0, 1);      /* the larger answer's buffer */
+    assert_int_equal(read_page(&r, BASE, 4096, NULL), OTM_ERR_NOMEM);
+    uint8_t ask[OTM_PAGE_ASK_HEAD], pairs[OTM_PAGE_REPLY_HEAD + 16 * 64];
+    sim_world_fail_alloc(r.s.w, 0, 1);
+    assert_int_equal(call(&r, OTM_PAGE_RANGES, 0, 64, ask, 0, pairs, sizeof pairs),
+                     OTM_ERR_NOMEM);
+    assert_int_equal(read_page(&r, BASE, 4096, NULL), OTM_OK);
+
+    /* Torn down while receiving an ask: its receive is given up. */
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_start(sim_world_node(r.s.w, 1), &r.call, OTM_PAGE_READ, TAG,
+                                         BASE, 64, ask, 0, reply, sizeof reply), OTM_OK);
+    for (int i = 0; i < 64 && r.srv.state != 1; i++) {
+        sim_world_act_as(r.s.w, 0);
+        otm_page_serve(sim_world_node(r.s.w, 0), &r.srv, &ops);
+        if (r.srv.state != 1)
+            sim_world_step(r.s.w);
+    }
+    sim_world_act_as(r.s.w, 1);
+    otm_page_call_cancel(sim_world_node(r.s.w, 1), &r.call);
+    close_rig(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +495,8 @@ int main(void)
         cmocka_unit_test(test_writes),
         cmocka_unit_test(test_bad_asks),
         cmocka_unit_test(test_bad_replies),
+        cmocka_unit_test(test_mpi_failures),
+        cmocka_unit_test(test_no_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,6 +176,23 @@ static void test_pages_on_demand(void **state)
     assert_int_equal(again.seen, 0x55);
     otd_pager_counts(pg, &placed, &total);
     assert_int_equal(total, 3);
+
+    /* The run a fault may ask for: the placed page none, the pages after
+     * it up to the end of the reservation. */
+    uint64_t at = (uint64_t)(uintptr_t)base;
+    assert_int_equal(otd_pager_absent_run(pg, at, 16), 0);
+    assert_int_equal(otd_pager_absent_run(pg, at + psize, 16), PAGES - 1);
+    assert_int_equal(otd_pager_absent_run(pg, at + psize, 2), 2);
+    assert_int_equal(otd_pager_absent_run(pg, at + 1, 16), 0);
+    /* Placed again, or refused once placed: nothing changes. */
+    assert_int_equal(otd_pager_place(pg, at, host), OTM_OK);
+    assert_int_equal(otd_pager_refuse(pg, at), OTM_OK);
+    assert_int_equal(((volatile uint8_t *)base)[10], 0x55);
+    /* A flush that its emitter stops returns the emitter's answer. */
+    base[20] = 0xf0;
+    base[30] = 0xf1;
+    runs one = {.n = 15};
+    assert_int_equal(otd_pager_flush(pg, 0, collect, &one), 1);
     otd_pager_close(pg);
 }
 
@@ -218,6 +235,10 @@ static void test_bad_ranges(void **state)
     otd_range odd = {at + 1, at + psize};
     assert_int_equal(otd_pager_reserve(pg, &odd, 1, err, sizeof err), OTM_ERR_INVALID);
     assert_non_null(strstr(err, "not whole pages"));
+    /* Above every process's reach: the system refuses it, said so. */
+    otd_range high = {0x800000000000ull, 0x800000000000ull + psize};
+    assert_int_equal(otd_pager_reserve(pg, &high, 1, err, sizeof err), OTM_ERR_INVALID);
+    assert_non_null(strstr(err, "is taken in this process by the system ("));
     otd_range empty = {at, at};
     assert_int_equal(otd_pager_reserve(pg, &empty, 1, err, sizeof err), OTM_ERR_INVALID);
     assert_int_equal(otd_pager_reserve(pg, NULL, 1, err, sizeof err), OTM_ERR_INVALID);

@@ -6,8 +6,8 @@
 # usage: check_requires.sh TOOL USM_PROGRAM... -- OTHER_PROGRAM...
 #   Each USM_PROGRAM must print flags with OMP_REQ_UNIFIED_SHARED_MEMORY
 #   (0x8) set and exit 0; each OTHER_PROGRAM must exit 1 (no flags) or
-#   print flags without it; a file that is not ELF must exit 2 with a line
-#   naming it.
+#   print flags without it; a file that is not ELF, and one that is not
+#   there, must exit 2 with a line saying so.
 set -u
 tool=$1
 shift
@@ -32,6 +32,12 @@ err=$("$tool" "$0" 2>&1)
 status=$?
 if [ "$status" -ne 2 ] || ! printf '%s\n' "$err" | grep -q "not an ELF file"; then
     echo "FAIL: a shell script: status $status, '$err' (expected 2, not an ELF file)"
+    fails=$((fails + 1))
+fi
+err=$("$tool" "$0.none" 2>&1)
+status=$?
+if [ "$status" -ne 2 ] || ! printf '%s\n' "$err" | grep -q "cannot be read"; then
+    echo "FAIL: a missing file: status $status, '$err' (expected 2, cannot be read)"
     fails=$((fails + 1))
 fi
 [ "$fails" -eq 0 ] && echo "PASS check_requires: $# files"
