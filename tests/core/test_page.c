@@ -416,6 +416,24 @@ static void test_mpi_failures(void **state)
     assert_int_equal(otm_page_call_test(worker, &r.call, &st, &value), 1);
     assert_int_equal(st, OTM_ERR_MPI);
     serve_until_stuck(&r);      /* its ask is answered to no one */
+    fail_next(1, SIM_FN_Get_count);
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG + 5, BASE, 64,
+                                         ask, 0, in, sizeof in), OTM_OK);
+    r.ended = 0;
+    assert_int_equal(sim_world_run_until(r.s.w, call_ended, &r), SIM_OK);
+    assert_int_equal(r.st, OTM_ERR_MPI);
+    /* Rank 0 without the length of an ask takes it as empty: it names no
+     * reply tag, so it is dropped and counted. */
+    uint64_t dropped = r.srv.dropped;
+    fail_next(0, SIM_FN_Get_count);
+    sim_world_act_as(r.s.w, 1);
+    assert_int_equal(otm_page_call_start(worker, &r.call, OTM_PAGE_READ, TAG + 6, BASE, 64,
+                                         ask, 0, in, sizeof in), OTM_OK);
+    serve_until_stuck(&r);
+    assert_int_equal(r.srv.dropped, dropped + 1);
+    sim_world_act_as(r.s.w, 1);
+    otm_page_call_cancel(worker, &r.call);
 
     /* The server's probe, receive and reply refused: it goes on, and the
      * calls it could not answer are given up. */

@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "otm/pager.h"
 
@@ -252,6 +255,47 @@ static void test_bad_ranges(void **state)
     otd_pager_close(NULL);
 }
 
+/* In a child: `how` 0 runs out of descriptors (the open must fail and say
+ * why), 1 drops root for nobody (the open must still succeed, with the
+ * user-mode-only descriptor Linux 5.11 and later give anyone). Returns
+ * the child's status: 0 as expected, 1 not, 77 when it cannot drop root. */
+static int open_in_child(int how)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char err[512] = "";
+        otd_pager *pg = NULL;
+        if (how == 0) {
+            struct rlimit none = {0, 0};
+            setrlimit(RLIMIT_NOFILE, &none);
+            _exit(otd_pager_open(&pg, err, sizeof err) == OTM_ERR_INVALID &&
+                          strstr(err, "userfaultfd is not available to this process (")
+                      ? 0 : 1);
+        }
+        if (getuid() != 0 || setgid(65534) || setuid(65534))
+            _exit(77);
+        otm_status st = otd_pager_open(&pg, err, sizeof err);
+        otd_pager_close(pg);
+        _exit(st == OTM_OK ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void test_open_elsewhere(void **state)
+{
+    (void)state;
+    assert_int_equal(open_in_child(0), 0);
+    int unprivileged = open_in_child(1);
+    if (unprivileged == 77)
+        printf("not root: the unprivileged open was not tried\n");
+    else
+        assert_int_equal(unprivileged, 0);
+}
+
 static void test_host_end(void **state)
 {
     (void)state;
@@ -309,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_refused_page_faults),
         cmocka_unit_test(test_bad_ranges),
         cmocka_unit_test(test_host_end),
+        cmocka_unit_test(test_open_elsewhere),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     free(host);
