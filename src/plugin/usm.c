@@ -11,7 +11,6 @@
  * written back before the EXECUTE's reply). A region that starts while
  * another runs on the same device shares the pages that one holds.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -106,7 +105,8 @@ static const char *layout_refusal(void)
     if (persona != -1 && (persona & ADDR_NO_RANDOMIZE))
         return "address randomisation is off in this job, so every rank has "
                "rank 0's layout and cannot hold rank 0's pages at their addresses "
-               "(start it with OMPTARGET_MPI_USM=on, or omptarget-mpirun --randomize)";
+               "(omptarget-mpirun leaves it on for such a program, and under "
+               "OMPTARGET_MPI_USM=on)";
     return NULL;
 }
 
