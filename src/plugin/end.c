@@ -114,8 +114,8 @@ void otp_host_end_run(otp_plugin *p, void (*release)(otp_plugin *p))
     /* A worker that never heard EXIT would keep MPI_Finalize waiting for
      * ever: end the job instead of hanging, with the status said. */
     if (p->node.exit_failures) {
-        otp_exit_dump_coverage();
         otp_exit_drain_output(&p->settings);
+        otp_exit_dump_coverage();
         MPI_Abort(MPI_COMM_WORLD, status > 0 ? status : 1);
     }
     otm_node_fini(&p->node);

@@ -4,6 +4,7 @@
  * two ends of a job that cannot start (a bad setting: every rank refuses
  * it; a rank that cannot take its part: the job is aborted).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -37,6 +38,25 @@ void otp_exit_dump_coverage(void)
 {
 #ifdef OTM_COVERAGE
     __gcov_dump();
+#endif
+}
+
+#ifdef OTM_COVERAGE
+static void dump_then_abort(int signo)
+{
+    __gcov_dump();
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+#endif
+
+/* A coverage build only (else nothing): the counters are written when the
+ * process aborts too, as libomptarget does on a refused program, so that
+ * the paths leading there are counted. */
+void otp_exit_cover_aborts(void)
+{
+#ifdef OTM_COVERAGE
+    signal(SIGABRT, dump_then_abort);
 #endif
 }
 

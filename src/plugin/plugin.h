@@ -287,6 +287,9 @@ void otp_exit_drain_output(const otm_settings *s);
 /* Writes the coverage counters (a coverage build only; else nothing),
  * which _exit and MPI_Abort would skip. */
 void otp_exit_dump_coverage(void);
+/* A coverage build only (else nothing): SIGABRT writes the counters
+ * before it ends the process. */
+void otp_exit_cover_aborts(void);
 
 /* ---- the job's map (map.c) ---- */
 

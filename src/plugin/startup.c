@@ -263,6 +263,7 @@ static otp_plugin *start(void)
 
 static void start_once(void)
 {
+    otp_exit_cover_aborts();
     instance = start();
 }
 

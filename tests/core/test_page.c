@@ -489,6 +489,13 @@ static void test_no_memory(void **state)
     sim_world_fail_alloc(r.s.w, 0, 1);
     assert_int_equal(call(&r, OTM_PAGE_RANGES, 0, 64, ask, 0, pairs, sizeof pairs),
                      OTM_ERR_NOMEM);
+    /* Those failed the ask's buffer; with one in hand, the answer's. */
+    assert_int_equal(read_page(&r, BASE, 64, NULL), OTM_OK);
+    sim_world_fail_alloc(r.s.w, 0, 1);
+    assert_int_equal(read_page(&r, BASE, 4096, NULL), OTM_ERR_NOMEM);
+    sim_world_fail_alloc(r.s.w, 0, 1);
+    assert_int_equal(call(&r, OTM_PAGE_RANGES, 0, 64, ask, 0, pairs, sizeof pairs),
+                     OTM_ERR_NOMEM);
     assert_int_equal(read_page(&r, BASE, 4096, NULL), OTM_OK);
 
     /* Torn down while receiving an ask: its receive is given up. */

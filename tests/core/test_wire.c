@@ -185,6 +185,29 @@ static void test_hash(void **state)
     assert_true(otm_wire_hash("", 0, 42) == 42);
 }
 
+/* An EXECUTE result: its head and output round-trip; a result shorter
+ * than its head, or whose lengths do not add up to what came, is refused. */
+static void test_exec_result(void **state)
+{
+    (void)state;
+    uint8_t buf[OTM_WIRE_EXEC_HEAD + 5];
+    otm_exec_result r = {.out_len = 3, .err_len = 2, .signo = 11, .addr = 0x80}, got;
+    otm_wire_put_exec(buf, &r);
+    memcpy(buf + OTM_WIRE_EXEC_HEAD, "abcde", 5);
+    assert_int_equal(otm_wire_get_exec(buf, sizeof buf, &got), OTM_OK);
+    assert_int_equal(got.out_len, 3);
+    assert_int_equal(got.err_len, 2);
+    assert_int_equal(got.signo, 11);
+    assert_int_equal(got.addr, 0x80);
+    assert_memory_equal(got.out, "abc", 3);
+    assert_int_equal(otm_wire_get_exec(buf, OTM_WIRE_EXEC_HEAD - 1, &got),
+                     OTM_ERR_BAD_MESSAGE);
+    assert_int_equal(otm_wire_get_exec(buf, sizeof buf - 1, &got), OTM_ERR_BAD_MESSAGE);
+    r.out_len = 9;
+    otm_wire_put_exec(buf, &r);
+    assert_int_equal(otm_wire_get_exec(buf, sizeof buf, &got), OTM_ERR_BAD_MESSAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_notify_errors),
         cmocka_unit_test(test_reply_round_trip_and_errors),
         cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_exec_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

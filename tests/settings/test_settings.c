@@ -777,6 +777,11 @@ static void test_scopes(void **state)
                         !strcmp(d->name, "OMPTARGET_MPI_USM"));
     }
     assert_int_equal(job, 2);
+    /* The three texts the table and the refusals print, none for a bad one. */
+    assert_string_equal(otm_setting_scope_text(OTM_SCOPE_JOB), "must agree");
+    assert_string_equal(otm_setting_scope_text(OTM_SCOPE_RANK), "per rank");
+    assert_string_equal(otm_setting_scope_text(OTM_SCOPE_HOST), "rank 0's");
+    assert_string_equal(otm_setting_scope_text((otm_setting_scope)99), "");
 }
 
 /* The test hooks are read as set, unjudged, and are not settings: they
