@@ -28,7 +28,7 @@ uint64_t sim_kernel_addr(sim_kernel k)
 const char *sim_entry_name(int k)
 {
     static const char *const names[] = {"inc", "fail", "nop", "fault", "print",
-                                        "sleep", "global"};
+                                        "sleep", "usm", "global"};
     _Static_assert(sizeof names / sizeof *names == SIM_K_COUNT + 1,
                    "a name for every kernel and the global");
     return k >= 0 && k <= SIM_K_COUNT ? names[k] : NULL;
@@ -52,6 +52,8 @@ static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
         return k_inc(args, nargs);
     if (kernel == sim_kernel_addr(SIM_K_NOP) || kernel == sim_kernel_addr(SIM_K_SLEEP))
         return OTM_OK;      /* SLEEP: its time passed before (sim/world.c) */
+    if (kernel == sim_kernel_addr(SIM_K_USM))
+        return dev->usm_status;     /* its bytes went both ways before */
     if (kernel == sim_kernel_addr(SIM_K_FAULT)) {
         *fault = (otm_region_fault){.signo = 11, .code = 1, .addr = 0,
                                     .flags = OTM_EXEC_FAULTED};

@@ -35,6 +35,11 @@ typedef enum sim_kernel {
     SIM_K_SLEEP,        /* args: ns (literal): runs that long in virtual
                          * time; the worker's handler waits before it takes
                          * it, its gate goes on meanwhile (a long region) */
+    SIM_K_USM,          /* args: addr, len (literals): adds 1 to each of
+                         * rank 0's bytes [addr, addr + len) through the page
+                         * protocol; its handler does not take it before the
+                         * world's pager wrote them back (sim/pages.h), and
+                         * it returns the pager's usm_status */
     SIM_K_COUNT
 } sim_kernel;
 uint64_t sim_kernel_addr(sim_kernel k);
@@ -58,6 +63,7 @@ typedef struct sim_device {
     uint64_t out_pending, err_pending;  /* SIM_K_PRINT's output not taken */
     uint64_t out_next;      /* index of the next stdout byte printed */
     uint64_t out_taken;     /* index of the next stdout byte taken */
+    otm_status usm_status;  /* what the SIM_K_USM region taken next returns */
 } sim_device;
 
 /* The ops the core calls on `dev` (their ctx); `dev` outlives the node. */

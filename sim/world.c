@@ -7,6 +7,7 @@
 #include "world.h"
 
 #include "oracle.h"
+#include "pages.h"
 #include "otm/wire.h"
 
 #include <inttypes.h>
@@ -15,10 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ACTORS (SIM_MAX_QUEUES + 1 + 2 * SIM_MAX_WORKERS)
+#define MAX_ACTORS (SIM_MAX_QUEUES + 2 + 3 * SIM_MAX_WORKERS)
 #define MAX_CHOICES (MAX_ACTORS + 256)
 
-typedef enum actor_kind { A_QUEUE, A_EXIT, A_GATE, A_HANDLER, A_THREAD } actor_kind;
+/* A_PAGES is rank 0's page server, A_PAGER a worker's pager (sim/pages.h),
+ * both only in a world with pages. */
+typedef enum actor_kind {
+    A_QUEUE, A_EXIT, A_GATE, A_HANDLER, A_THREAD, A_PAGES, A_PAGER
+} actor_kind;
 
 /* A choice the scheduler can make: run an actor or deliver on a channel. */
 typedef struct sim_move {
@@ -87,6 +92,7 @@ struct sim_world {
     size_t nsleep;
     char *choice_text;
     sim_oracle *oracle;             /* the host's tags, recorded apart */
+    sim_pages *pages;               /* sim_config.pages, else NULL */
     int failed;
 };
 
@@ -229,7 +235,8 @@ static int inside(uintptr_t at, size_t len, const void *base, size_t size)
 }
 
 /* sim_net_set_buffer_check's function: a worker's MPI buffers are its own
- * allocations, its node (the sink) or its device's memory. Rank 0 is the
+ * allocations, its node (the sink), its device's memory or its pager's
+ * (sim/pages.h). Rank 0 is the
  * test's host program, and a call made outside every actor is the test
  * playing a rank by hand: their buffers are the test's. */
 static int own_buffer(void *ctx, int rank, const void *buf, size_t len)
@@ -238,7 +245,8 @@ static int own_buffer(void *ctx, int rank, const void *buf, size_t len)
     const rank_ctx *rc = &w->ctx[rank];
     uintptr_t at = (uintptr_t)buf;
     if (rank == 0 || w->running < 0 || inside(at, len, rc, sizeof *rc) ||
-        inside(at, len, w->nodes[rank], sizeof *w->nodes[rank]))
+        inside(at, len, w->nodes[rank], sizeof *w->nodes[rank]) ||
+        (w->pages && inside(at, len, &w->pages->pager[rank], sizeof w->pages->pager[rank])))
         return 1;
     for (size_t i = 0; i < rc->nblocks; i++)
         if (inside(at, len, (const void *)rc->blocks[i].at, rc->blocks[i].size))
@@ -360,12 +368,18 @@ static int init_ranks(sim_world *w)
             return -1;
         }
         w->node_up[r] = 1;
+        /* Without pages, a SIM_K_USM region has nobody to fetch its bytes. */
+        rc->dev.usm_status = OTM_ERR_KERNEL;
         if (r > 0) {
             add_actor(w, A_GATE, r, NULL);
             add_actor(w, A_HANDLER, r, NULL);
+            if (w->pages)
+                add_actor(w, A_PAGER, r, NULL);
         }
     }
     add_actor(w, A_EXIT, 0, NULL);
+    if (w->pages)
+        add_actor(w, A_PAGES, 0, NULL);
     return 0;
 }
 
@@ -414,9 +428,11 @@ sim_world *sim_world_create(const sim_config *cfg)
                          cfg->eager_at_delivery, cfg->link};
     w->net = sim_net_create(&nc);
     w->oracle = sim_oracle_new();
-    if (!w->net || !w->oracle) {
+    w->pages = cfg->pages ? calloc(1, sizeof *w->pages) : NULL;
+    if (!w->net || !w->oracle || (cfg->pages && !w->pages)) {
         sim_net_destroy(w->net);
         sim_oracle_free(w->oracle);
+        free(w->pages);
         free(w);
         return NULL;
     }
@@ -430,10 +446,26 @@ sim_world *sim_world_create(const sim_config *cfg)
     return w;
 }
 
+/* Gives up the page calls in flight, each as its rank, on the ranks
+ * still up. */
+static void end_pages(sim_world *w)
+{
+    for (int r = 0; w->pages && r < w->nranks; r++) {
+        if (!w->node_up[r])
+            continue;
+        sim_net_set_rank(w->net, r);
+        if (r == 0)
+            sim_pages_end_server(w->pages, w->nodes[0]);
+        else
+            sim_pages_end_pager(w->pages, w->nodes[r], r);
+    }
+}
+
 void sim_world_destroy(sim_world *w)
 {
     if (!w)
         return;
+    end_pages(w);
     for (int r = 0; r < w->nranks; r++) {
         if (!w->node_up[r])
             continue;
@@ -452,10 +484,17 @@ void sim_world_destroy(sim_world *w)
     free(w->options);
     free(w->choice_text);
     free(w->env_replay);
+    free(w->pages);
     free(w);
 }
 
 otm_node *sim_world_node(sim_world *w, int rank) { return w->nodes[rank]; }
+uint8_t *sim_world_host_memory(sim_world *w) { return w->pages ? w->pages->host : NULL; }
+
+const otm_page_server *sim_world_page_server(const sim_world *w)
+{
+    return w->pages ? &w->pages->server : NULL;
+}
 uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].dev.global; }
 uint64_t sim_world_steps(const sim_world *w) { return w->steps; }
 uint64_t sim_world_hash(const sim_world *w) { return w->hash; }
@@ -738,7 +777,16 @@ static int runnable(const sim_world *w, const actor *a)
         return n->life == OTM_LIFE_EXITING && queues_empty(w) && !n->end_claimed;
     case A_THREAD: return !a->finished;
     case A_GATE: return n->life != OTM_LIFE_DONE || n->data_head != NULL;
-    case A_HANDLER: return n->kern_head != NULL && !kernel_sleeping(w, a->rank);
+    case A_HANDLER:
+        return n->kern_head != NULL && !kernel_sleeping(w, a->rank) &&
+               !(w->pages && sim_pages_holding(w->pages, n, a->rank));
+    /* The server may always have an ask to take (it goes idle when it
+     * had none); a pager has work when its call is in flight or a
+     * SIM_K_USM region waits for it. */
+    case A_PAGES: return 1;
+    case A_PAGER:
+        return w->pages->pager[a->rank].state == 1 || w->pages->pager[a->rank].state == 2 ||
+               sim_pages_holding(w->pages, n, a->rank);
     }
     return 0;
 }
@@ -755,6 +803,10 @@ static int run_actor(sim_world *w, int i)
     case A_EXIT: moved = otm_host_exit_progress(n); break;
     case A_GATE: moved = otm_gate_poll_once(n) | otm_handler_reply_once(n); break;
     case A_HANDLER: moved = otm_handler_run_once(n); break;
+    case A_PAGES: moved = sim_pages_serve(w->pages, n); break;
+    case A_PAGER:
+        moved = sim_pages_step(w->pages, n, a->rank, &w->ctx[a->rank].dev);
+        break;
     case A_THREAD:
         moved = a->step(w, a->ctx);
         a->finished = moved < 0;
@@ -1145,6 +1197,7 @@ static int exited_cleanly(const sim_world *w, int r)
 /* Finalises every live rank, then checks that nothing was left behind. */
 static sim_result teardown(sim_world *w)
 {
+    end_pages(w);
     for (int r = 0; r < w->nranks; r++)
         if (exited_cleanly(w, r) && sim_net_live_requests(w->net, r))
             return violation(w, "rank %d holds %zu requests after exit", r,

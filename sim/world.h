@@ -33,6 +33,7 @@
 #include "device.h"
 #include "net.h"
 #include "otm/node.h"
+#include "otm/page.h"
 
 /* A wider world (the scaling model, bench/sim_model.c) is compiled with
  * both raised: the net holds at most 64 ranks. */
@@ -79,6 +80,10 @@ typedef struct sim_config {
                                  * zeroed otm_node the caller embeds in its
                                  * own state, as the plugin does); the world
                                  * initialises and finalises it as its own */
+    int pages;                  /* 1: unified shared memory (sim/pages.h):
+                                 * rank 0 serves pages of its memory
+                                 * (sim_world_host_memory) and each worker
+                                 * has a pager for its SIM_K_USM regions */
 } sim_config;
 
 /* Sensible defaults: 2 workers, tag_ub 32767, eager 8 KiB completing on
@@ -122,6 +127,11 @@ otm_queue *sim_world_queue(sim_world *w);
  * then stands aside. -1 when SIM_MAX_QUEUES threads and queues exist. */
 typedef int (*sim_thread_fn)(sim_world *w, void *ctx);
 int sim_world_thread(sim_world *w, sim_thread_fn step, void *ctx);
+/* With sim_config.pages: rank 0's memory the page server serves
+ * (SIM_HOST_SIZE bytes at SIM_HOST_BASE, sim/pages.h), and the server
+ * (its counts); NULL without. */
+uint8_t *sim_world_host_memory(sim_world *w);
+const otm_page_server *sim_world_page_server(const sim_world *w);
 /* The worker's global (for checks). */
 uint8_t *sim_world_global(sim_world *w, int rank);
 
