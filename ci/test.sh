@@ -14,7 +14,16 @@ BUILD_DIR=${BUILD_DIR:-build}
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 TSAN_DIR=${TSAN_DIR:-build-tsan}
 
+# Each part says how long it took (ci: PART: N s), for the 60-minute
+# budget of a CI run.
+t0=$(date +%s)
+took() {
+    echo "ci: $1: $(( $(date +%s) - t0 )) s"
+    t0=$(date +%s)
+}
+
 sh ci/setup.sh
+took setup
 
 # Warnings are errors in CI; locally they are reported but do not stop you.
 werror=OFF
@@ -27,17 +36,20 @@ if [ $# -eq 0 ]; then
     cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_gate fuzz_image fuzz_config \
         fuzz_api fuzz_schedule
     ctest --test-dir "$FUZZ_DIR" -L fuzz --output-on-failure
+    took fuzz
 
     # ThreadSanitizer: the threaded mpi jobs in a clang tree of their own
     # (label tsan).
     CC=clang-14 cmake -S . -B "$TSAN_DIR" -DOTM_TSAN=ON -DOTM_WERROR="$werror" >/dev/null
     cmake --build "$TSAN_DIR" -j "$(nproc)"
     ctest --test-dir "$TSAN_DIR" -L tsan --output-on-failure
+    took tsan
 fi
 
 cmake -S . -B "$BUILD_DIR" -DOTM_WERROR="$werror" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+took "the main tree"
 
 # The plugin built for Open MPI (OTM_MPI=openmpi) in a tree of its own: the
 # labels that run it, mpi, omp, netns and slurm (the rest does not depend
@@ -48,12 +60,14 @@ if [ $# -eq 0 ]; then
     cmake -S . -B "$OPENMPI_DIR" -DOTM_MPI=openmpi -DOTM_WERROR="$werror" >/dev/null
     cmake --build "$OPENMPI_DIR" -j "$(nproc)"
     ctest --test-dir "$OPENMPI_DIR" -L "mpi|omp|netns|slurm" --output-on-failure
+    took "the Open MPI tree"
 fi
 
 # Coverage of the unit, sim and mpi tests in a gcc --coverage tree of its
 # own (COV_DIR, default build-coverage); fails below the thresholds.
 if [ $# -eq 0 ]; then
     sh coverage/coverage.sh
+    took coverage
 fi
 
 # Mutation testing, quick mode: three mutants of src/core the unit and sim
@@ -62,4 +76,5 @@ fi
 # full campaign is run by hand: see docs/mutation.md.
 if [ $# -eq 0 ]; then
     sh coverage/mutate.sh --quick
+    took mutation
 fi
