@@ -236,9 +236,9 @@ static int inside(uintptr_t at, size_t len, const void *base, size_t size)
 
 /* sim_net_set_buffer_check's function: a worker's MPI buffers are its own
  * allocations, its node (the sink), its device's memory or its pager's
- * (sim/pages.h). Rank 0 is the
- * test's host program, and a call made outside every actor is the test
- * playing a rank by hand: their buffers are the test's. */
+ * (sim/pages.h). Rank 0 is the test's host program, and a call made
+ * outside every actor is the test playing a rank by hand: their buffers
+ * are the test's. */
 static int own_buffer(void *ctx, int rank, const void *buf, size_t len)
 {
     sim_world *w = ctx;
