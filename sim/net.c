@@ -821,6 +821,24 @@ size_t sim_net_unreceived(const sim_net *net, int rank)
            q_count_to(&net->probed, rank);
 }
 
+int sim_net_request_done(const sim_net *net, int rank, int request)
+{
+    check_rank(net, rank, "sim_net_request_done");
+    if (request == MPI_REQUEST_NULL)
+        return 1;
+    const sim_req *rq = req_get(net, request);
+    return !rq || rq->freed || rq->rank != rank || rq->done;
+}
+
+int sim_net_arrived(const sim_net *net, int rank, int tag, int comm)
+{
+    check_rank(net, rank, "sim_net_arrived");
+    for (const sim_msg *m = net->ranks[rank].arrived.head; m; m = m->next)
+        if (msg_matches(m, MPI_ANY_SOURCE, tag, comm))
+            return 1;
+    return 0;
+}
+
 static void each_in(const msg_queue *q, sim_msg_fn fn, void *ctx)
 {
     for (const sim_msg *m = q->head; m; m = m->next)

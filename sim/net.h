@@ -162,6 +162,13 @@ size_t sim_net_live_requests(const sim_net *net, int rank);
 size_t sim_net_live_comms(const sim_net *net, int rank);
 /* Messages delivered to `rank` that no receive has taken yet. */
 size_t sim_net_unreceived(const sim_net *net, int rank);
+/* Peeks for the world's scheduler, as `rank`, counted as no call (no
+ * fault fires on them): 1 when `request` has completed (or is
+ * MPI_REQUEST_NULL, or not one of the rank's: the call that names it will
+ * say so); 1 when a message of any source with `tag` on `comm` arrived at
+ * the rank and no receive or probe took it yet. */
+int sim_net_request_done(const sim_net *net, int rank, int request);
+int sim_net_arrived(const sim_net *net, int rank, int tag, int comm);
 /* Calls fn for every message no receive has taken yet (in flight, arrived,
  * or probed): its number (net-wide send order), source, destination,
  * communicator handle, tag, and its payload (the net's copy, or the

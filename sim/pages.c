@@ -53,6 +53,13 @@ int sim_pages_serve(sim_pages *p, otm_node *host)
     return otm_page_serve(host, &p->server, &ops);
 }
 
+int sim_pages_server_ready(const sim_pages *p, const otm_node *host, const sim_net *net)
+{
+    if (p->server.state == 0)
+        return sim_net_arrived(net, 0, OTM_PAGE_TAG_ASK, host->pages);
+    return sim_net_request_done(net, 0, p->server.req);
+}
+
 static uint64_t literal(const otm_event *ev, unsigned i)
 {
     uint64_t v;
@@ -76,6 +83,16 @@ int sim_pages_holding(const sim_pages *p, const otm_node *worker, int rank)
     const otm_event *ev = usm_region(worker);
     const sim_pager *g = &p->pager[rank];
     return ev && !(g->state == 3 && g->event == ev->id);
+}
+
+int sim_pages_pager_ready(const sim_pages *p, const otm_node *worker, int rank,
+                          const sim_net *net)
+{
+    const sim_pager *g = &p->pager[rank];
+    if (g->state == 1 || g->state == 2)
+        return sim_net_request_done(net, rank, g->call.send) &&
+               sim_net_request_done(net, rank, g->call.recv);
+    return sim_pages_holding(p, worker, rank);
 }
 
 /* Starts the region's READ, or ends it at once when its bytes are not

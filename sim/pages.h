@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "net.h"
 #include "otm/page.h"
 #include "world.h"
 
@@ -50,9 +51,20 @@ typedef struct sim_pages {
  * moved. */
 int sim_pages_serve(sim_pages *p, otm_node *host);
 
+/* 1 when the server's step would move: an ask arrived, or the request it
+ * waits on completed. The scheduler offers it only then, so that a server
+ * with nothing to do adds no choice to every move of rank 0 (which is
+ * what keeps the smallest cases' schedules countable). */
+int sim_pages_server_ready(const sim_pages *p, const otm_node *host, const sim_net *net);
+
 /* 1 while worker `rank`'s pager holds the region at the head of its
  * kernels (node->kern_head): its handler must not take it yet. */
 int sim_pages_holding(const sim_pages *p, const otm_node *worker, int rank);
+
+/* 1 when worker `rank`'s pager's step would move: a region waits for it,
+ * or both requests of its call completed. */
+int sim_pages_pager_ready(const sim_pages *p, const otm_node *worker, int rank,
+                          const sim_net *net);
 
 /* One step of worker `rank`'s pager; 1 when it moved. The region's
  * result goes to dev->usm_status, which the region returns when it runs:
