@@ -70,6 +70,7 @@ typedef struct sim_req {
     int is_recv;
     int done;              /* completed; st holds the result */
     int freed;             /* MPI_Request_free'd while pending: no handle */
+    int tested;            /* a send MPI_Test said runs (late_send_tests) */
     void *buf;             /* receive: where the payload goes */
     size_t cap;            /* receive: bytes posted */
     int src, tag, comm;    /* receive: what it matches */
@@ -84,7 +85,8 @@ typedef struct sim_rank {
     unsigned char *dup_live; /* [k]: the k-th dup is not freed */
     size_t ndups, dup_cap;
     msg_queue arrived;
-    uint64_t epoch;        /* bumped whenever others change this rank */
+    uint64_t epoch;        /* bumped whenever others change this rank, or a
+                            * late send test (late_send_tests) */
 } sim_rank;
 
 typedef struct fail_spec {
@@ -1189,7 +1191,14 @@ int sim_net_test(sim_net *net, MPI_Request *request, int *flag, MPI_Status *stat
     if (!rq)
         return misuse(net, MPI_ERR_REQUEST);
     *flag = rq->done;
-    if (!rq->done)
+    if (rq->done && !rq->is_recv && net->cfg.late_send_tests && !rq->tested) {
+        /* Seen by this test, told at the next: news for the rank's actors,
+         * or an actor that waits on it would sleep for good. */
+        rq->tested = 1;
+        *flag = 0;
+        net->ranks[rq->rank].epoch++;
+    }
+    if (!*flag)
         return MPI_SUCCESS;
     /* Completed: report, then free the request as MPI does. */
     put_status(status, &rq->st);

@@ -104,6 +104,10 @@ typedef struct sim_net_config {
                              * 1: when its message is delivered (as a
                              * real transport may report it later) */
     sim_link link;          /* the cost of messages; zero: none */
+    int late_send_tests;    /* 1: the first MPI_Test of a completed send
+                             * still says it runs (MPICH's may, until its
+                             * progress engine saw the send end), so a
+                             * reply can be seen before the ask's end */
 } sim_net_config;
 
 /* A channel that has a deliverable message. */

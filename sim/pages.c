@@ -142,8 +142,9 @@ int sim_pages_step(sim_pages *p, otm_node *worker, int rank, sim_device *dev)
     }
     otm_status st;
     uint64_t value;
+    MPI_Request send = g->call.send, recv = g->call.recv;
     if (!otm_page_call_test(worker, &g->call, &st, &value))
-        return 0;
+        return g->call.send != send || g->call.recv != recv;    /* one ended */
     /* A READ's value is the bytes read, a WRITE's the bytes written:
      * short of the region's, the call failed. */
     if (st == OTM_OK && value != g->len)

@@ -425,7 +425,7 @@ sim_world *sim_world_create(const sim_config *cfg)
     w->rng = w->cfg.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     w->hash = 0xcbf29ce484222325ull;
     sim_net_config nc = {w->nranks, cfg->tag_ub, cfg->eager_limit,
-                         cfg->eager_at_delivery, cfg->link};
+                         cfg->eager_at_delivery, cfg->link, cfg->late_send_tests};
     w->net = sim_net_create(&nc);
     w->oracle = sim_oracle_new();
     w->pages = cfg->pages ? calloc(1, sizeof *w->pages) : NULL;
@@ -1351,6 +1351,7 @@ int sim_world_rearm(sim_world *w, const sim_config *cfg)
     if (cfg->workers != o->workers || cfg->tag_ub != o->tag_ub ||
         cfg->eager_limit != o->eager_limit ||
         cfg->eager_at_delivery != o->eager_at_delivery ||
+        cfg->late_send_tests != o->late_send_tests ||
         memcmp(&cfg->node, &o->node, sizeof cfg->node) ||
         cfg->host_node != o->host_node)
         return -1;

@@ -80,6 +80,8 @@ typedef struct sim_config {
                                  * zeroed otm_node the caller embeds in its
                                  * own state, as the plugin does); the world
                                  * initialises and finalises it as its own */
+    int late_send_tests;        /* 1: a send's first MPI_Test after it
+                                 * completed says it runs (sim/net.h) */
     int pages;                  /* 1: unified shared memory (sim/pages.h):
                                  * rank 0 serves pages of its memory
                                  * (sim_world_host_memory) and each worker

@@ -71,7 +71,9 @@ typedef struct otm_page_call {
     MPI_Request recv, send;
     uint8_t *reply;
     uint64_t reply_cap;
-    int done;
+    int got;                /* the reply's bytes once received, else -1:
+                             * MPI may say the ask was sent only after
+                             * the reply came, at a later test */
 } otm_page_call;
 
 /* Starts a call: writes the ask's header into ask[0..OTM_PAGE_ASK_HEAD),

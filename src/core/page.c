@@ -43,7 +43,7 @@ otm_status otm_page_call_start(otm_node *node, otm_page_call *c, otm_page_kind k
     put64(ask + 16, addr);
     put64(ask + 24, len);
     *c = (otm_page_call){.recv = MPI_REQUEST_NULL, .send = MPI_REQUEST_NULL,
-                         .reply = reply, .reply_cap = reply_cap};
+                         .reply = reply, .reply_cap = reply_cap, .got = -1};
     if (MPI_Irecv(reply, (int)reply_cap, MPI_BYTE, 0, tag, node->pages, &c->recv) !=
         MPI_SUCCESS)
         return c->recv = MPI_REQUEST_NULL, OTM_ERR_MPI;
@@ -74,17 +74,16 @@ static int test_one(MPI_Request *r, int *count)
 int otm_page_call_test(otm_node *node, otm_page_call *c, otm_status *st,
                        uint64_t *value)
 {
-    int count = -1;
     (void)node;
     *value = 0;
-    if (!test_one(&c->send, NULL) || !test_one(&c->recv, &count)) {
+    if (!test_one(&c->send, NULL) || !test_one(&c->recv, &c->got)) {
         otm_page_call_cancel(node, c);
         return *st = OTM_ERR_MPI, 1;
     }
     if (held(c->send) || held(c->recv))
         return 0;
     int32_t status = (int32_t)get32(c->reply + 4);
-    if (count < (int)OTM_PAGE_REPLY_HEAD || get32(c->reply) != OTM_PAGE_MAGIC ||
+    if (c->got < (int)OTM_PAGE_REPLY_HEAD || get32(c->reply) != OTM_PAGE_MAGIC ||
         !otm_status_valid(status))
         return *st = OTM_ERR_BAD_MESSAGE, 1;
     *value = get64(c->reply + 8);

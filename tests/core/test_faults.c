@@ -172,7 +172,7 @@ static void test_init_failures(void **state)
                           SIM_FN_Comm_get_attr, SIM_FN_Comm_rank};
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         for (uint64_t nth = 1; nth <= 3; nth++) {
-            sim_net_config nc = {2, 32767, 8192, 0, {0}};
+            sim_net_config nc = {2, 32767, 8192, 0, {0}, 0};
             sim_net *net = sim_net_create(&nc);
             assert_non_null(net);
             sim_net_install(net);
@@ -231,7 +231,7 @@ static void test_init_allocation_failures(void **state)
     for (int rank = 0; rank <= 1; rank++) {
         uint64_t nth = 1;
         for (;; nth++) {
-            sim_net_config nc = {2, 32767, 8192, 0, {0}};
+            sim_net_config nc = {2, 32767, 8192, 0, {0}, 0};
             sim_net *net = sim_net_create(&nc);
             assert_non_null(net);
             sim_net_install(net);

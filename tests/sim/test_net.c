@@ -24,7 +24,7 @@
 
 static int setup(void **state)
 {
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}, 0};
     sim_net *net = sim_net_create(&cfg);
 
     if (!net)
@@ -844,7 +844,7 @@ static void script(sim_net *net, run_bufs *b)
 static void test_hash(void **state)
 {
     sim_net *a = *state, *b;
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}, 0};
     run_bufs bufs_a = {{0}, {0}}, bufs_b = {{0}, {0}};
     uint64_t h;
 
@@ -932,7 +932,7 @@ static void test_fn_names(void **state)
 static void test_eager_at_delivery(void **state)
 {
     (void)state;
-    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 1, {0}};
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 1, {0}, 0};
     sim_net *net = sim_net_create(&cfg);
     assert_non_null(net);
     sim_net_install(net);
@@ -955,6 +955,44 @@ static void test_eager_at_delivery(void **state)
     sim_net_destroy(net);
 }
 
+/* With late_send_tests, a completed send's first MPI_Test still says it
+ * runs (news for its rank), the next says it ended; a receive is told at
+ * once; the peeks say what completed and what arrived. */
+static void test_late_send_tests(void **state)
+{
+    (void)state;
+    sim_net_config cfg = {NRANKS, TAG_UB, EAGER, 0, {0}, 1};
+    sim_net *net = sim_net_create(&cfg);
+    assert_non_null(net);
+    sim_net_install(net);
+    MPI_Request s = isend(net, 0, 1, 5, MPI_COMM_WORLD, "hi", 3);
+    assert_true(sim_net_request_done(net, 0, s));     /* eager: ended in Isend */
+    assert_false(sim_net_arrived(net, 1, 5, MPI_COMM_WORLD));
+    int flag = -1;
+    uint64_t epoch = sim_net_epoch(net, 0);
+    sim_net_set_rank(net, 0);
+    assert_int_equal(MPI_Test(&s, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_int_equal(flag, 0);
+    assert_true(sim_net_epoch(net, 0) > epoch);
+    assert_int_equal(MPI_Test(&s, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_int_equal(flag, 1);
+    assert_true(s == MPI_REQUEST_NULL && sim_net_request_done(net, 0, s));
+    sim_chan c;
+    assert_int_equal(sim_net_ready(net, &c, 1), 1);
+    sim_net_deliver(net, &c);
+    assert_true(sim_net_arrived(net, 1, 5, MPI_COMM_WORLD));
+    assert_false(sim_net_arrived(net, 1, 6, MPI_COMM_WORLD));
+    char buf[3];
+    MPI_Request r = irecv(net, 1, 0, 5, MPI_COMM_WORLD, buf, 3);
+    assert_true(sim_net_request_done(net, 1, r));
+    assert_false(sim_net_arrived(net, 1, 5, MPI_COMM_WORLD));
+    assert_int_equal(MPI_Test(&r, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    assert_int_equal(flag, 1);
+    assert_memory_equal(buf, "hi", 3);
+    sim_net_install(NULL);
+    sim_net_destroy(net);
+}
+
 /* The link model (sim_link): a message is deliverable once the link has
  * carried it (overhead + bytes / bandwidth, after the messages before it on
  * the same link) and the latency has passed; other links are independent;
@@ -964,7 +1002,7 @@ static void test_link_model(void **state)
     (void)state;
     sim_net_config cfg = {NRANKS, TAG_UB, 1024, 0,
                           {.latency_ns = 1000, .overhead_ns = 100,
-                           .bytes_per_s = 1000000000u}};   /* 1 byte per ns */
+                           .bytes_per_s = 1000000000u}, 0};   /* 1 byte per ns */
     sim_net *net = sim_net_create(&cfg);
     assert_non_null(net);
     sim_net_install(net);
@@ -1009,8 +1047,8 @@ static void test_link_model(void **state)
 
 static void test_bad_config(void **state)
 {
-    sim_net_config zero = {0, TAG_UB, EAGER, 0, {0}}, many = {65, TAG_UB, EAGER, 0, {0}};
-    sim_net_config noub = {2, 0, EAGER, 0, {0}};
+    sim_net_config zero = {0, TAG_UB, EAGER, 0, {0}, 0}, many = {65, TAG_UB, EAGER, 0, {0}, 0};
+    sim_net_config noub = {2, 0, EAGER, 0, {0}, 0};
 
     (void)state;
     assert_null(sim_net_create(&zero));
@@ -1052,6 +1090,7 @@ int main(void)
         T(test_delay),
         T(test_stop_rank),
         cmocka_unit_test(test_eager_at_delivery),
+        cmocka_unit_test(test_late_send_tests),
         T(test_hash),
         T(test_init_finalize),
         cmocka_unit_test(test_fn_names),
