@@ -210,8 +210,14 @@ static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
     }
     if (st == OTM_OK && got != n * size)
         st = OTM_ERR_BAD_MESSAGE;
-    for (uint64_t i = 0; st == OTM_OK && i < n; i++)
-        st = otd_pager_place(pg, page + i * size, reply + OTM_PAGE_REPLY_HEAD + i * size);
+    /* The faulting page last: placing it lets its region go on, end, and
+     * drop every page (the last region's end), and a page of the run
+     * placed after that drop would outlive it with the bytes of this
+     * read, which the next region would take for the host's. */
+    for (uint64_t i = 1; st == OTM_OK && i <= n; i++) {
+        uint64_t at = (i % n) * size;
+        st = otd_pager_place(pg, page + at, reply + OTM_PAGE_REPLY_HEAD + at);
+    }
     if (st == OTM_OK)
         return;
     if (st != OTM_ERR_BAD_POINTER)
