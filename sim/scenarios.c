@@ -167,6 +167,42 @@ sim_config scn_fault_config(uint64_t seed)
     return cfg;
 }
 
+const char *const scn_fault_names[SCN_F_KINDS] = {
+    "failed MPI call", "failed allocation", "delayed message", "stopped worker"};
+
+static const sim_fn fault_fns[] = {SIM_FN_Isend, SIM_FN_Irecv, SIM_FN_Test,
+                                   SIM_FN_Improbe, SIM_FN_Imrecv, SIM_FN_Get_count,
+                                   SIM_FN_Cancel};
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+void scn_arm_faults(sim_world *w, uint64_t seed, uint64_t count[SCN_F_KINDS])
+{
+    uint64_t r = mix64(seed);
+    int n = 1 + (int)(r % 3);
+    for (int i = 0; i < n; i++) {
+        r = mix64(r + (uint64_t)i);
+        int kind = (int)(r % SCN_F_KINDS), rank = (int)((r >> 8) % 3);
+        uint64_t nth = 1 + (r >> 16) % 40;
+        switch (kind) {
+        case SCN_F_CALL:
+            sim_world_fail_call(w, rank, fault_fns[(r >> 32) % 7], nth);
+            break;
+        case SCN_F_ALLOC: sim_world_fail_alloc(w, rank, nth); break;
+        case SCN_F_DELAY: sim_world_delay(w, rank, nth % 12 + 1, 1 + (r >> 40) % 3000000); break;
+        case SCN_F_STOP: sim_world_stop_rank(w, 1 + (int)((r >> 8) % 2)); break;
+        }
+        count[kind]++;
+    }
+}
+
 void scn_enqueue_all_kinds(scn *s)
 {
     uint64_t g1 = scn_global(s, 1), g2 = scn_global(s, 2);

@@ -75,6 +75,14 @@ void scn_drop_refs(scn *s);
  * 5 ms for a running kernel) so that a lost message ends in an error. */
 sim_config scn_fault_config(uint64_t seed);
 
+/* The faults of the sweeps, drawn from `seed`: 1 to 3 of a failed MPI call
+ * (Isend, Irecv, Test, Improbe, Imrecv, Get_count or Cancel, its n-th on
+ * rank 0, 1 or 2, n <= 40), a failed allocation, a delayed message, a
+ * stopped worker (1 or 2). Armed on `w`; count[kind] counts them. */
+enum { SCN_F_CALL, SCN_F_ALLOC, SCN_F_DELAY, SCN_F_STOP, SCN_F_KINDS };
+extern const char *const scn_fault_names[SCN_F_KINDS];
+void scn_arm_faults(sim_world *w, uint64_t seed, uint64_t count[SCN_F_KINDS]);
+
 /* A host program using every event kind over two queues and two workers:
  * queue 0 loads worker 1, submits 13 bytes of s->in[1] to its global, runs
  * SIM_K_INC on them and retrieves them into s->out[1] (so s->out[1][i] ==

@@ -1,9 +1,9 @@
 /*
- * test_sweep.c - the fault-injection sweep: 10,000 seeded schedules, each
- * with faults drawn from its seed (failed MPI calls on any rank, failed
- * allocations, delayed messages, a stopped worker), over a scenario that
- * uses every event kind on two queues and two workers with virtual-time
- * timeouts. For every seed: no crash, the run ends (no deadlock, no
+ * test_sweep.c - the fault-injection sweep: 10,000 seeded schedules
+ * (OTM_SIM_SEEDS), each with faults drawn from its seed (scn_arm_faults:
+ * failed MPI calls on any rank, failed allocations, delayed messages, a
+ * stopped worker), over a scenario that uses every event kind on two
+ * queues and two workers with virtual-time timeouts. For every seed: no crash, the run ends (no deadlock, no
  * livelock), every host operation ended FINISHED or FAILED with a status,
  * and the teardown finds no request, communicator or buffer left behind.
  * After the faulty job, a second, fault-free job on a fresh world must
@@ -19,46 +19,21 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "scenarios.h"
 
-#define SEEDS 10000
-
-enum { F_CALL, F_ALLOC, F_DELAY, F_STOP, F_KINDS };
-static const char *const fault_names[] = {"failed MPI call", "failed allocation",
-                                          "delayed message", "stopped worker"};
-static const sim_fn call_fns[] = {SIM_FN_Isend, SIM_FN_Irecv, SIM_FN_Test,
-                                  SIM_FN_Improbe, SIM_FN_Imrecv, SIM_FN_Get_count,
-                                  SIM_FN_Cancel};
-
-static uint64_t mix64(uint64_t x)
+/* OTM_SIM_SEEDS, default 10,000 (memcheck runs fewer). */
+static uint64_t seeds(void)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-/* Draws 1..3 faults from the seed and arms them; counts them by kind. */
-static void arm_faults(sim_world *w, uint64_t seed, uint64_t *count)
-{
-    uint64_t r = mix64(seed);
-    int n = 1 + (int)(r % 3);
-    for (int i = 0; i < n; i++) {
-        r = mix64(r + (uint64_t)i);
-        int kind = (int)(r % F_KINDS), rank = (int)((r >> 8) % 3);
-        uint64_t nth = 1 + (r >> 16) % 40;
-        switch (kind) {
-        case F_CALL:
-            sim_world_fail_call(w, rank, call_fns[(r >> 32) % 7], nth);
-            break;
-        case F_ALLOC: sim_world_fail_alloc(w, rank, nth); break;
-        case F_DELAY: sim_world_delay(w, rank, nth % 12 + 1, 1 + (r >> 40) % 3000000); break;
-        case F_STOP: sim_world_stop_rank(w, 1 + (int)((r >> 8) % 2)); break;
-        }
-        count[kind]++;
-    }
+    const char *v = getenv("OTM_SIM_SEEDS");
+    char *end = NULL;
+    if (!v)
+        return 10000;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || n == 0)
+        fail_msg("OTM_SIM_SEEDS=%s: expected a positive integer", v);
+    return n;
 }
 
 /* One job; returns SIM_OK or the failure. `faults` arms them. */
@@ -71,7 +46,7 @@ static sim_result job(uint64_t seed, uint64_t *count, int *failed_ops)
         return SIM_VIOLATION;
     s.keep = 1;
     if (count)
-        arm_faults(s.w, seed, count);
+        scn_arm_faults(s.w, seed, count);
     scn_enqueue_all_kinds(&s);
     sim_result res = sim_world_run(s.w);
     if (res == SIM_OK && !scn_all_ended(&s))
@@ -97,7 +72,7 @@ typedef struct armed {
 static void arm_end(sim_world *w, void *ctx)
 {
     armed *a = ctx;
-    arm_faults(w, a->seed, a->count);
+    scn_arm_faults(w, a->seed, a->count);
 }
 
 /* The end of the job from several threads, with the faults of `seed`
@@ -115,8 +90,8 @@ static sim_result job_end(uint64_t seed, uint64_t *count)
 static void test_sweep_end(void **state)
 {
     (void)state;
-    uint64_t count[F_KINDS] = {0};
-    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+    uint64_t count[SCN_F_KINDS] = {0}, n = seeds();
+    for (uint64_t seed = 1; seed <= n; seed++) {
         sim_result r = job_end(seed, count);
         if (r != SIM_OK)
             fail_msg("seed %llu: the end from several threads, with faults, ended with "
@@ -127,17 +102,17 @@ static void test_sweep_end(void **state)
             fail_msg("seed %llu: the fault-free end from several threads after it "
                      "failed (%d)", (unsigned long long)seed, r);
     }
-    print_message("%d seeds of the end from several threads, each with faults then "
-                  "without; faults injected:\n", SEEDS);
-    for (int k = 0; k < F_KINDS; k++)
-        print_message("  %-18s %llu\n", fault_names[k], (unsigned long long)count[k]);
+    print_message("%llu seeds of the end from several threads, each with faults then "
+                  "without; faults injected:\n", (unsigned long long)n);
+    for (int k = 0; k < SCN_F_KINDS; k++)
+        print_message("  %-18s %llu\n", scn_fault_names[k], (unsigned long long)count[k]);
 }
 
 static void test_sweep(void **state)
 {
     (void)state;
-    uint64_t count[F_KINDS] = {0}, with_errors = 0;
-    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+    uint64_t count[SCN_F_KINDS] = {0}, with_errors = 0, n = seeds();
+    for (uint64_t seed = 1; seed <= n; seed++) {
         int failed = 0, healed_failed = 0;
         sim_result r = job(seed, count, &failed);
         if (r != SIM_OK)
@@ -149,10 +124,10 @@ static void test_sweep(void **state)
             fail_msg("seed %llu: the fault-free job after it failed (%d, %d "
                      "operations failed)", (unsigned long long)seed, r, healed_failed);
     }
-    print_message("%d seeds, each a faulty job then a fault-free one; faults "
-                  "injected:\n", SEEDS);
-    for (int k = 0; k < F_KINDS; k++)
-        print_message("  %-18s %llu\n", fault_names[k], (unsigned long long)count[k]);
+    print_message("%llu seeds, each a faulty job then a fault-free one; faults "
+                  "injected:\n", (unsigned long long)n);
+    for (int k = 0; k < SCN_F_KINDS; k++)
+        print_message("  %-18s %llu\n", scn_fault_names[k], (unsigned long long)count[k]);
     print_message("%llu faulty jobs reported errors, all ended, nothing leaked, "
                   "every fault-free job passed\n", (unsigned long long)with_errors);
     assert_true(with_errors > 0);
