@@ -36,3 +36,9 @@ set_tests_properties(valgrind_test_liveness PROPERTIES
   ENVIRONMENT "OTM_SIM_EXPLORE_MAX=10000")
 set_tests_properties(valgrind_test_end PROPERTIES
   ENVIRONMENT "OTM_SIM_EXPLORE_MAX=10000;OTM_SIM_SEEDS=200")
+# test_sweep's 10,000 faulty and 10,000 healing jobs (3 minutes under
+# memcheck) as 2,000 of each; test_page_explore's enumerations (232,886
+# schedules natively) stopped at 2,000 each, its seeded cases at 500.
+set_tests_properties(valgrind_test_sweep PROPERTIES ENVIRONMENT "OTM_SIM_SEEDS=2000")
+set_tests_properties(valgrind_test_page_explore PROPERTIES
+  ENVIRONMENT "OTM_SIM_EXPLORE_MAX=2000;OTM_SIM_PAGE_SEEDS=500")
