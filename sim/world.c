@@ -942,46 +942,12 @@ static int check_invariants(sim_world *w)
 
 /* ---- partial-order reduction ---------------------------------------------------- */
 
-/* Two moves commute when they touch disjoint ranks: an actor touches its
+/* Two moves commute when they touch disjoint ranks (or, with pages,
+ * different sides of one: move_side below): an actor touches its
  * rank; a delivery touches its destination, and its source too when the
  * message is a rendezvous one (the send request completes there). Sends
  * only append to a channel's tail, which a delivery (taking its head) does
  * not see. */
-/* Which side of a rank a move touches: SIDE_PAGES for the page actors
- * (rank 0's server, a worker's pager) and messages on the pages
- * communicator, SIDE_EVENTS for the queue and gate actors and the other
- * messages, SIDE_BOTH for the rest. The page code (src/core/page.c,
- * sim/pages.c) calls MPI on the pages communicator only and reads the
- * world's host memory and the pager's state, which neither the queues
- * nor the gate read; the handler reads what the pager leaves for the
- * region (dev->usm_status), a host thread writes the host memory and the
- * exit ends everything, so those three conflict with both. What the two
- * sides share (the rank's MPI call and allocation counts, request
- * handles' numbers) changes no behaviour but an injected fault's target,
- * so the exhaustive cases run with no faults. */
-enum { SIDE_EVENTS = 1, SIDE_PAGES = 2, SIDE_BOTH = 3 };
-
-static int ranks_conflict(const sim_world *w, const sim_move *a, const sim_move *b);
-
-static int move_side(const sim_world *w, const sim_move *m)
-{
-    if (!w->pages)
-        return SIDE_BOTH;
-    if (m->actor < 0)
-        return m->ch.comm == w->nodes[m->ch.dst]->pages ? SIDE_PAGES : SIDE_EVENTS;
-    switch (w->actors[m->actor].kind) {
-    case A_PAGES: case A_PAGER: return SIDE_PAGES;
-    case A_QUEUE: case A_GATE: return SIDE_EVENTS;
-    default: return SIDE_BOTH;
-    }
-}
-
-static int moves_conflict(const sim_world *w, const sim_move *a, const sim_move *b)
-{
-    return (move_side(w, a) & move_side(w, b)) && ranks_conflict(w, a, b);
-}
-
-/* Two moves that touch a rank in common. */
 static int ranks_conflict(const sim_world *w, const sim_move *a, const sim_move *b)
 {
     int ra[2], rb[2], na = 0, nb = 0;
@@ -1004,6 +970,38 @@ static int ranks_conflict(const sim_world *w, const sim_move *a, const sim_move 
             if (ra[i] == rb[j])
                 return 1;
     return 0;
+}
+
+/* Which side of a rank a move touches: SIDE_PAGES for the page actors
+ * (rank 0's server, a worker's pager) and messages on the pages
+ * communicator, SIDE_EVENTS for the queue and gate actors and the other
+ * messages, SIDE_BOTH for the rest. The page code (src/core/page.c,
+ * sim/pages.c) calls MPI on the pages communicator only and reads the
+ * world's host memory and the pager's state, which neither the queues
+ * nor the gate read; the handler reads what the pager leaves for the
+ * region (dev->usm_status), a host thread writes the host memory and the
+ * exit ends everything, so those three conflict with both. What the two
+ * sides share (the rank's MPI call and allocation counts, request
+ * handles' numbers) changes no behaviour but an injected fault's target,
+ * so the exhaustive cases run with no faults. */
+enum { SIDE_EVENTS = 1, SIDE_PAGES = 2, SIDE_BOTH = 3 };
+
+static int move_side(const sim_world *w, const sim_move *m)
+{
+    if (!w->pages)
+        return SIDE_BOTH;
+    if (m->actor < 0)
+        return m->ch.comm == w->nodes[m->ch.dst]->pages ? SIDE_PAGES : SIDE_EVENTS;
+    switch (w->actors[m->actor].kind) {
+    case A_PAGES: case A_PAGER: return SIDE_PAGES;
+    case A_QUEUE: case A_GATE: return SIDE_EVENTS;
+    default: return SIDE_BOTH;
+    }
+}
+
+static int moves_conflict(const sim_world *w, const sim_move *a, const sim_move *b)
+{
+    return (move_side(w, a) & move_side(w, b)) && ranks_conflict(w, a, b);
 }
 
 static int same_move(const sim_move *a, const sim_move *b)
