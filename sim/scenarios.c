@@ -158,6 +158,20 @@ otm_status scn_wait_for(scn *s, int qi, int from)
     return st;
 }
 
+uint64_t scn_env_count(const char *name, uint64_t def)
+{
+    const char *v = getenv(name);
+    if (!v)
+        return def;
+    char *end = NULL;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || n == 0) {
+        fprintf(stderr, "%s=%s: expected a positive integer\n", name, v);
+        exit(2);
+    }
+    return n;
+}
+
 sim_config scn_fault_config(uint64_t seed)
 {
     sim_config cfg = sim_config_default();

@@ -95,6 +95,11 @@ void scn_enqueue_all_kinds(scn *s);
  * with a status other than OTM_OK). */
 int scn_all_ended(const scn *s);
 
+/* The positive integer in the environment variable `name` (a test's
+ * knob: OTM_SIM_SEEDS, OTM_SIM_EXPLORE_MAX...), or def when it is unset;
+ * anything else ends the test binary with a message and status 2. */
+uint64_t scn_env_count(const char *name, uint64_t def);
+
 /* Fills `p` with a pattern that depends on `seed` and the position. */
 void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
 

@@ -26,18 +26,6 @@
 #include "explore.h"
 #include "scenarios.h"
 
-static uint64_t env_count(const char *name, uint64_t def)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    if (!v)
-        return def;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || n == 0)
-        fail_msg("%s=%s: expected a positive integer", name, v);
-    return n;
-}
-
 static sim_result run_end(const sim_config *cfg, void *arg, sim_trace *t)
 {
     return scn_run_end(cfg, arg, t);
@@ -49,7 +37,7 @@ static void test_end_exhaustive(void **state)
     scn_end_plan plan = {.rounds = 1, .settle = 1};
     sim_config cfg = sim_config_default();
     cfg.eager_at_delivery = 0;      /* see test_events.c */
-    uint64_t max = env_count("OTM_SIM_EXPLORE_MAX", 2000000);
+    uint64_t max = scn_env_count("OTM_SIM_EXPLORE_MAX", 2000000);
     sim_explore_stats st = sim_explore(&cfg, run_end, &plan, 100000, max);
     print_message("a region faulting on worker 1 while one runs on worker 2: %llu "
                   "schedules up to the exit protocol (%llu cut as reorderings), %s\n",
@@ -66,7 +54,7 @@ static void test_end_seeded(void **state)
     (void)state;
     scn_end_plan plan = {.rounds = 6, .main_thread = 1};
     sim_config cfg = sim_config_default();
-    uint64_t seeds = env_count("OTM_SIM_SEEDS", 2000);
+    uint64_t seeds = scn_env_count("OTM_SIM_SEEDS", 2000);
     for (uint64_t seed = 1; seed <= seeds; seed++) {
         cfg.seed = seed;
         if (scn_run_end(&cfg, &plan, NULL) != SIM_OK)

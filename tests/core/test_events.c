@@ -31,23 +31,9 @@
 #define SINGLE_TAG_SEEDS 300
 #define EXPLORE_MAX 2000000
 
-/* The positive integer in the environment variable `name`, or def when it
- * is unset; fails the test on anything else. */
-static uint64_t env_count(const char *name, uint64_t def)
-{
-    const char *v = getenv(name);
-    if (!v)
-        return def;
-    char *end = NULL;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || n == 0)
-        fail_msg("%s=%s: expected a positive integer", name, v);
-    return n;
-}
-
 static uint64_t seeds(void)
 {
-    return env_count("OTM_SIM_SEEDS", SEEDS);
+    return scn_env_count("OTM_SIM_SEEDS", SEEDS);
 }
 
 static const uint64_t sizes[] = {0, 1, F - 1, F, F + 1, 3 * F + 1};
@@ -142,7 +128,7 @@ static void exhaustive(scn_case k, uint64_t size, int workers, int ncomms,
     cfg.node.ncomms = ncomms;
     cfg.eager_at_delivery = eager_at_delivery;
     exh_arg a = {k, size};
-    uint64_t max = env_count("OTM_SIM_EXPLORE_MAX", EXPLORE_MAX);
+    uint64_t max = scn_env_count("OTM_SIM_EXPLORE_MAX", EXPLORE_MAX);
     sim_explore_stats st = sim_explore(&cfg, exh_run, &a, 100000, max);
     /* Bounded on request: the schedules run must pass, the rest is not
      * claimed. Unbounded (the default), every schedule must have run. */

@@ -63,18 +63,6 @@ typedef struct program {
     uint8_t host_writes;        /* times the host's thread wrote its page */
 } program;
 
-static uint64_t env_count(const char *name, uint64_t def)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    if (!v)
-        return def;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || n == 0)
-        fail_msg("%s=%s: expected a positive integer", name, v);
-    return n;
-}
-
 static uint8_t *memory(program *g)
 {
     return sim_world_host_memory(g->s->w);
@@ -315,7 +303,7 @@ static sim_result run(const sim_config *cfg, void *arg, sim_trace *t)
  * names the seed and the choice string that replay it). */
 static void explore(const char *what, plan p)
 {
-    uint64_t seeds = env_count("OTM_SIM_PAGE_SEEDS", 3000);
+    uint64_t seeds = scn_env_count("OTM_SIM_PAGE_SEEDS", 3000);
     for (uint64_t seed = 1; seed <= seeds; seed++) {
         sim_config cfg = p.kill ? scn_fault_config(seed) : sim_config_default();
         cfg.seed = seed;
@@ -358,7 +346,7 @@ static void test_device_dies(void **state)
 static void test_fault_sweep(void **state)
 {
     (void)state;
-    uint64_t seeds = env_count("OTM_SIM_PAGE_SEEDS", 3000);
+    uint64_t seeds = scn_env_count("OTM_SIM_PAGE_SEEDS", 3000);
     plan faulty = {2, 0, 1, 0, 0, 1}, clean = {2, 0, 1, 0, 0, 0};
     memset(fault_count, 0, sizeof fault_count);
     memset(region_ends, 0, sizeof region_ends);
@@ -393,7 +381,7 @@ static int exhaustive(const char *what, plan p, int late_send_tests)
     sim_config cfg = sim_config_default();
     cfg.pages = 1;
     cfg.late_send_tests = late_send_tests;
-    uint64_t max = env_count("OTM_SIM_EXPLORE_MAX", 2000000);
+    uint64_t max = scn_env_count("OTM_SIM_EXPLORE_MAX", 2000000);
     sim_explore_stats st = sim_explore(&cfg, run, &p, 100000, max);
     print_message("%s: %llu schedules (%llu cut as reorderings), longest %zu choices, %s\n",
                   what, (unsigned long long)st.schedules, (unsigned long long)st.pruned,

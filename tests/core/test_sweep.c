@@ -19,22 +19,11 @@
 #include <cmocka.h>
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "scenarios.h"
 
 /* OTM_SIM_SEEDS, default 10,000 (memcheck runs fewer). */
-static uint64_t seeds(void)
-{
-    const char *v = getenv("OTM_SIM_SEEDS");
-    char *end = NULL;
-    if (!v)
-        return 10000;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || n == 0)
-        fail_msg("OTM_SIM_SEEDS=%s: expected a positive integer", v);
-    return n;
-}
+#define SEEDS 10000
 
 /* One job; returns SIM_OK or the failure. `faults` arms them. */
 static sim_result job(uint64_t seed, uint64_t *count, int *failed_ops)
@@ -90,7 +79,7 @@ static sim_result job_end(uint64_t seed, uint64_t *count)
 static void test_sweep_end(void **state)
 {
     (void)state;
-    uint64_t count[SCN_F_KINDS] = {0}, n = seeds();
+    uint64_t count[SCN_F_KINDS] = {0}, n = scn_env_count("OTM_SIM_SEEDS", SEEDS);
     for (uint64_t seed = 1; seed <= n; seed++) {
         sim_result r = job_end(seed, count);
         if (r != SIM_OK)
@@ -111,7 +100,8 @@ static void test_sweep_end(void **state)
 static void test_sweep(void **state)
 {
     (void)state;
-    uint64_t count[SCN_F_KINDS] = {0}, with_errors = 0, n = seeds();
+    uint64_t count[SCN_F_KINDS] = {0}, with_errors = 0;
+    uint64_t n = scn_env_count("OTM_SIM_SEEDS", SEEDS);
     for (uint64_t seed = 1; seed <= n; seed++) {
         int failed = 0, healed_failed = 0;
         sim_result r = job(seed, count, &failed);
