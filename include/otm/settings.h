@@ -51,6 +51,7 @@ typedef struct otm_settings {
     uint64_t pool_max;      /* largest allocation the pool keeps, bytes */
     int forward_output;     /* regions' stdout/stderr go to the host (0/1) */
     int stderr_to_stdout;   /* rank 0's stderr is its stdout (0/1) */
+    int host_code;          /* rank 0's code at its addresses here (0/1) */
     int info;               /* print the device map at start and the
                              * per-device counters at exit (0/1) */
     size_t trace_len;       /* length of `trace`; 0: no trace */

@@ -18,6 +18,7 @@
 #include "otm/fault.h"
 
 #include "otm/device.h"
+#include "otm/host_code.h"
 #include "fault_describe.h"
 #include "device_internal.h"
 
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define OTM_FAULT_PREFIX_MAX 120u
@@ -258,11 +260,32 @@ static void die(const otd_fault *f)
 /* ------------------------------------------------------------------------ */
 /* Handlers                                                                  */
 
+/* A call into rank 0's code (otm/host_code.h): the instruction fetched
+ * faulted at its own address, which lies in a placed object's code. It
+ * resumes at the same instruction of this process's copy. */
+static int redirected(int signo, const siginfo_t *si, void *uc)
+{
+#if defined(__x86_64__)
+    ucontext_t *ctx = uc;
+    uint64_t pc = (uint64_t)ctx->uc_mcontext.gregs[REG_RIP], to;
+    if (signo != SIGSEGV || si->si_code <= 0 || (uint64_t)(uintptr_t)si->si_addr != pc ||
+        !(to = otd_host_code_redirect(pc)))
+        return 0;
+    ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)to;
+    return 1;
+#else
+    (void)signo, (void)si, (void)uc;
+    return 0;
+#endif
+}
+
 static void on_fault(int signo, siginfo_t *si, void *uc)
 {
     guard *g = my_guard;
     otd_fault f;
 
+    if (redirected(signo, si, uc))
+        return;
     memset(&f, 0, sizeof(f));
     f.signo = signo;
     f.code = si->si_code;

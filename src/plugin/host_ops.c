@@ -62,13 +62,11 @@ static const char *entry_name(otp_device *d, uint64_t addr)
 }
 
 /* What the faulting address is to the host: a NULL pointer, memory of the
- * host's own (its stack, its heap, a mapping), which the region can only
- * have got from a host pointer that was never mapped, or the host's
- * program or libraries (code, or data such as a virtual table), which
- * the region reached through a host function pointer or an object's
- * virtual table: those name the same thing on a device only when its rank
- * has the file at the host's address (omptarget-mpirun, without
- * --randomize, starts the ranks so). */
+ * host's own (its stack, its heap, its globals, a mapping), which the
+ * region can only have got from a host pointer that was never mapped, or
+ * the host's code or constants (a virtual table), which a device rank
+ * reaches at the host's addresses only where it placed that file there
+ * (otm/host_code.h, OMPTARGET_MPI_HOST_CODE). */
 static void address_hint(uint64_t addr, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -85,17 +83,19 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
             addr < lo || addr >= hi)
             continue;
         const char *file = strrchr(path, '/');
-        if (file)
+        if (file && perms[1] != 'w')
             snprintf(buf, len, "; the address lies in the host's %s of %s: a host "
                      "function pointer or virtual table reaches the same on a device "
-                     "only when every rank has its program at the host's addresses "
-                     "(omptarget-mpirun without --randomize)",
-                     strchr(perms, 'x') ? "code" : "data", file + 1);
+                     "only where its rank placed %s at the host's addresses "
+                     "(OMPTARGET_MPI_HOST_CODE; a library rank 0 opened after "
+                     "start-up is not placed)", strchr(perms, 'x') ? "code" : "constants",
+                     file + 1, file + 1);
         else
-            snprintf(buf, len, "; the address lies in %s: the region uses host memory "
+            snprintf(buf, len, "; the address lies in %s%s: the region uses host memory "
                      "that was not mapped to the device",
-                     strstr(path, "[stack") ? "the host's stack"
-                     : strstr(path, "[heap]") ? "the host's heap" : "the host's memory");
+                     file ? "the host's globals of " : strstr(path, "[stack") ?
+                     "the host's stack" : strstr(path, "[heap]") ? "the host's heap" :
+                     "the host's memory", file ? file + 1 : "");
         break;
     }
     if (maps)

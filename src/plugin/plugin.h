@@ -20,6 +20,8 @@
  *   fence.c      the end's fence, the status the job ends with
  *   exit.c       the end of a process, and of a job that cannot start
  *   map.c        the job's map (OMPTARGET_MPI_INFO, OMPTARGET_MPI_MAP)
+ *   addresses.c  rank 0's program and libraries placed at rank 0's
+ *                addresses on the device ranks (otm/host_code.h)
  *   test_hooks.c the test hook that kills a device rank
  *   plugin_log.c the plugin's lines on stderr
  *   images.c     the program's registered descriptors and images
@@ -291,6 +293,15 @@ void otp_exit_dump_coverage(void);
  * before it ends the process. */
 void otp_exit_cover_aborts(void);
 
+/* ---- rank 0's addresses (addresses.c) ---- */
+
+/* The collective of the set-up that every rank enters: rank 0 describes
+ * its loaded objects, and each device rank places them at rank 0's
+ * addresses (otm/host_code.h; OMPTARGET_MPI_HOST_CODE), said at DEBUG. A
+ * description that cannot be made or placed is a warning; no memory for
+ * it on a device rank aborts the job. */
+void otp_addresses_share(otp_plugin *p);
+
 /* ---- the job's map (map.c) ---- */
 
 /* The collective of the set-up that every rank enters: each sends its host
@@ -299,6 +310,7 @@ void otp_exit_cover_aborts(void);
  * A map not written is a warning; no memory for it on rank 0 aborts the
  * job. */
 void otp_map_gather(otp_plugin *p);
+
 /* With a map, this rank holds MAP.R (R: its rank) open for as long as it
  * lives, for the launcher's witness; a warning (info) if it cannot. */
 void otp_map_hold_rank_file(const otp_plugin *p);

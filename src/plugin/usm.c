@@ -18,6 +18,7 @@
 #include <sys/personality.h>
 
 #include "../shell/idle.h"
+#include "otm/host_code.h"
 #include "otm/page.h"
 #include "otm/pager.h"
 #include "plugin.h"
@@ -264,6 +265,8 @@ void otp_usm_worker_enable(otp_plugin *p)
             else
                 snprintf(u->why, sizeof u->why, "no thread for the pager");
         }
+        /* Rank 0's stack is served here now. */
+        otd_host_code_unguard();
         __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&p->images_lock);
@@ -294,6 +297,32 @@ static otm_status fetch_ranges(otp_plugin *p, uint64_t *n)
     return OTM_ERR_BAD_SIZE;
 }
 
+/* The host's ranges but the parts rank 0's code and constants hold here
+ * (otm/host_code.h): a call into rank 0's code is resumed in this
+ * process's copy, which a page of rank 0's would not be. */
+static otm_status reserve(otd_pager *pg, const otd_range *r, uint64_t n, char *why,
+                          size_t len)
+{
+    size_t nplaced;
+    const otd_range *placed = otd_host_code_ranges(&nplaced);
+    otm_status st = OTM_OK;
+    for (uint64_t i = 0; i < n && !st; i++) {
+        otd_range piece = r[i];
+        for (size_t j = 0; j < nplaced && piece.start < piece.end && !st; j++) {
+            if (placed[j].end <= piece.start || placed[j].start >= piece.end)
+                continue;
+            if (placed[j].start > piece.start) {
+                otd_range before = {piece.start, placed[j].start};
+                st = otd_pager_reserve(pg, &before, 1, why, len);
+            }
+            piece.start = placed[j].end;
+        }
+        if (!st && piece.start < piece.end)
+            st = otd_pager_reserve(pg, &piece, 1, why, len);
+    }
+    return st;
+}
+
 otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len)
 {
     otp_usm *u = p->usm;
@@ -308,10 +337,9 @@ otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len)
         snprintf(why, len, "unified shared memory: the host's address ranges: %s",
                  otm_status_text(st));
     else
-        st = otd_pager_reserve(u->pager,
-                               (const otd_range *)(void *)((uint8_t *)u->ranges +
-                                                           OTM_PAGE_REPLY_HEAD),
-                               (size_t)n, why, len);
+        st = reserve(u->pager,
+                     (const otd_range *)(void *)((uint8_t *)u->ranges + OTM_PAGE_REPLY_HEAD),
+                     n, why, len);
     if (st == OTM_OK)
         u->running++;
     pthread_mutex_unlock(&u->lock);

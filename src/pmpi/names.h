@@ -17,6 +17,7 @@
 
 #define MPI_Abort PMPI_Abort
 #define MPI_Barrier PMPI_Barrier
+#define MPI_Bcast PMPI_Bcast
 #define MPI_Cancel PMPI_Cancel
 #define MPI_Comm_dup PMPI_Comm_dup
 #define MPI_Comm_free PMPI_Comm_free

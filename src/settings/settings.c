@@ -189,6 +189,15 @@ typedef enum kind {
       "omptarget-mpirun then leaves address randomisation on, which the "    \
       "ranks need (their layouts must differ); off: a program that requires " \
       "it is refused.")                                                       \
+    X(HOST_CODE, NULL, K_BOOL,                                                \
+      0, 1, host_code, OTM_SCOPE_RANK, "on",                                  \
+      "a boolean: 1, true, yes, on or 0, false, no, off",                     \
+      "A device rank places rank 0's program and libraries (their code, "    \
+      "constants and virtual tables) at rank 0's addresses, so that a host "  \
+      "function pointer or an object's virtual table handed to a region "     \
+      "names the same code there, while every rank keeps its address "        \
+      "randomisation; a call through a host function pointer costs one "      \
+      "signal on the device. off: such a call faults, with the report.")      \
     X(MAP, NULL, K_PATH,                                                      \
       0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
@@ -275,6 +284,7 @@ otm_settings otm_settings_default(void)
         .pool_max = 16 * MIB,
         .forward_output = 1,
         .stderr_to_stdout = 0,
+        .host_code = 1,
         .info = 0,
         .trace_len = 0,
         .trace = "",

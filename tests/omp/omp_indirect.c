@@ -3,8 +3,9 @@
 // 19's own api/omp_indirect_call.c does on a CPU target: a pointer passed
 // as it is, an array of them indexed in the region, and one inside a
 // mapped struct. On a CPU device the lookup of a host pointer is the
-// pointer itself; it is the same function on the device because every
-// rank has the program at the same addresses (omptarget-mpirun).
+// pointer itself; it reaches the same function on the device because
+// each device rank places rank 0's program at rank 0's addresses
+// (otm/host_code.h), the call resumed in the device's own copy.
 #define OMP_TEST_NAME "omp_indirect"
 #include "omp_check.h"
 

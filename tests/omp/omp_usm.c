@@ -6,9 +6,9 @@
  * different pages of one array, then alternate bytes of one page, at
  * once (what each wrote, and only that, comes back).
  *
- * Run with the launcher's --randomize (or OMPTARGET_MPI_USM=on): rank 0's
- * pages are placed at their own addresses on the device ranks, which must
- * then have layouts of their own.
+ * The launcher reads the requirement from the program's file and starts
+ * the ranks with layouts of their own (omptarget-mpi-layout): rank 0's
+ * pages are placed at their own addresses on the device ranks.
  */
 #define OMP_TEST_NAME "omp_usm"
 #include "omp_check.h"

@@ -1,9 +1,9 @@
 /* omp_usm_refused: EXPECTED TO FAIL (run_omp.sh --expect-fail). A program
- * that requires unified shared memory, started by the launcher's default
- * (address randomisation off, so that host function pointers name the
- * same code on every rank): every rank then has rank 0's layout, rank 0's
- * pages cannot be placed at their addresses elsewhere, and the plugin
- * refuses with one line saying so and how to start it instead, rather
+ * that requires unified shared memory, started where it cannot be
+ * served: with OMPTARGET_MPI_USM=off, or in a job whose ranks all have
+ * rank 0's layout (address randomisation off: omp_usm_same_layout), where
+ * rank 0's pages cannot be placed at their addresses elsewhere. The plugin
+ * refuses with one line saying why (and how to start it instead), rather
  * than let a region read a device's own memory at those addresses. The
  * program says on stdout that it got as far as its first region; should
  * the region run, it says so on stderr and exits with status 3.

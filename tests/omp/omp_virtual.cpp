@@ -2,10 +2,11 @@
 // called through a pointer to their base in a region, and a function
 // pointer taken on the host and called there. Each names host addresses
 // (the object's virtual table, the function's code); they reach the same
-// code on a device because every rank runs the same program at the same
-// addresses (omptarget-mpirun starts the ranks without address-space
-// randomisation). Run with --randomize, the region faults, and the host
-// says where the address lies (the test omp_virtual_randomized).
+// code on a device, every rank keeping its address randomisation, because
+// each device rank places rank 0's program and libraries at rank 0's
+// addresses (otm/host_code.h). With OMPTARGET_MPI_HOST_CODE=off the region
+// faults, and the host says where the address lies (the test
+// omp_virtual_host_code_off).
 #define OMP_TEST_NAME "omp_virtual"
 #include "omp_check.h"
 

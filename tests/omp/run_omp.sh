@@ -24,7 +24,7 @@
 #                  warn "not started by an MPI launcher" and the program must
 #                  still pass (host fallback).
 #   --launcher-option OPT  passed to the launcher before -n (for example
-#                  --randomize); may be repeated.
+#                  --gpu-plugins); may be repeated.
 #   --env NAME=VALUE  exported for the run (after the defaults, so it can
 #                  override OMPTARGET_MPI_LOG_LEVEL); may be repeated.
 #   --expect-fail REGEX  the run is EXPECTED TO FAIL (a device fault): it

@@ -84,6 +84,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "INFO")) return (uint64_t)s->info;
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
     if (!strcmp(n, "USM")) return (uint64_t)s->usm;
+    if (!strcmp(n, "HOST_CODE")) return (uint64_t)s->host_code;
     if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
     fail_msg("no field for %s", name);
     return 0;
@@ -102,7 +103,8 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_POOL_MAX",      "OMPTARGET_MPI_FORWARD_OUTPUT",
     "OMPTARGET_MPI_STDERR_TO_STDOUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
-    "OMPTARGET_MPI_USM",           "OMPTARGET_MPI_MAP",
+    "OMPTARGET_MPI_USM",           "OMPTARGET_MPI_HOST_CODE",
+    "OMPTARGET_MPI_MAP",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -263,6 +265,9 @@ static const var_case cases[] = {
      {{"auto", OTM_USM_AUTO}, {"on", OTM_USM_ON}, {" OFF ", OTM_USM_OFF},
       {"Auto", OTM_USM_AUTO}, {NULL, 0}},
      {"1", "0", "yes", "", "automatic", NULL}},
+    {"OMPTARGET_MPI_HOST_CODE",
+     {{"1", 1}, {"0", 0}, {"on", 1}, {"OFF", 0}, {NULL, 0}},
+     {"2", "translate", "", NULL}},
     {"OMPTARGET_MPI_MAP",
      {{"off", 0}, {"/tmp/job/map", 12}, {" m ", 1}, {NULL, 0}},
      {"", "\x01", "a\nb", NULL}},
