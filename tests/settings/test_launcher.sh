@@ -229,6 +229,64 @@ eval "set -- $line"
 check "the printed command reads back as the same words" \
     test "$#:$1:$2:$3:$4:$5:$6:$7" = "7:$fake:-n:3:./app:a b::it's"
 
+# ---- the program among mpiexec's (or srun's) arguments ------------------------
+#
+# Read by each launcher's options and their values, so that an rsh agent,
+# a hostfile or a working directory is never taken for the program: a
+# program that requires unified shared memory (here: named usm_app, for
+# the fake omptarget-mpi-requires beside the launcher) starts through
+# omptarget-mpi-layout, inserted right before it. No command has setarch.
+
+cat >"$tmp/omptarget-mpi-requires" <<'EOF2'
+#!/bin/sh
+case ${1##*/} in usm_app) echo "requires 0x8" ;; *) exit 1 ;; esac
+EOF2
+printf '#!/bin/sh\nexec "$@"\n' >"$tmp/omptarget-mpi-layout"
+chmod +x "$tmp/omptarget-mpi-requires" "$tmp/omptarget-mpi-layout"
+lay=$tmp/omptarget-mpi-layout
+# program_case NAME WANT [NAME=VALUE...] LAUNCHER --dry-run ARGS...: the
+# command (the last line) must be WANT, and stderr must name the program.
+program_case() {
+    name=$1 want=$2
+    shift 2
+    run "$@"
+    check "program: $name" test "$(tail -n 1 "$tmp/out")" = "$want"
+    check "program: $name: stderr names it" has "$tmp/err" "the program: "
+}
+program_case "hydra, the default" "$fake -n 2 $lay ./usm_app" "$L" --dry-run \
+    --mpiexec "$fake" -n 2 ./usm_app
+program_case "hydra, -launcher-exec's value is no program" \
+    "$fake -launcher-exec /bin/true -n 2 $lay ./usm_app a" "$L" --dry-run \
+    --mpiexec "$fake" -launcher-exec /bin/true -n 2 ./usm_app a
+program_case "hydra, a hostfile, a working directory, -genv's two values" \
+    "$fake -f /bin/true -wdir /tmp -genv A /bin/true -n 2 $lay ./usm_app" "$L" --dry-run \
+    --mpiexec "$fake" -f /bin/true -wdir /tmp -genv A /bin/true -n 2 ./usm_app
+program_case "hydra, '--' names the program and goes" \
+    "$fake -n 2 -new-option $lay ./usm_app -- x" "$L" --dry-run \
+    --mpiexec "$fake" -n 2 -new-option -- ./usm_app -- x
+program_case "hydra, a program that does not require it" "$fake -n 2 ./plain_app" \
+    "$L" --dry-run --mpiexec "$fake" -n 2 ./plain_app
+check "... is named on stderr" has "$tmp/err" "the program: ./plain_app"
+program_case "open mpi, an rsh agent, a hostfile, -x, a working directory" \
+    "$fake -x LD_LIBRARY_PATH -x OMPTARGET_MPI_LAUNCHER -x LIBOMP_NUM_HIDDEN_HELPER_THREADS -x OMPTARGET_MPI_PLUGIN_DIR --mca plm_rsh_agent /bin/true --hostfile /bin/true -x FOO -wd /tmp -n 2 $lay ./usm_app" \
+    "$tmp/launcher-openmpi" --dry-run --mpiexec "$fake" --mca plm_rsh_agent /bin/true --hostfile /bin/true -x FOO \
+    -wd /tmp -n 2 ./usm_app
+program_case "srun, --chdir, -w and -n values" \
+    "$fake --mpi=pmi2 -n 2 --chdir /tmp -w /bin/true -n3 $lay ./usm_app" \
+    SLURM_JOB_ID=1 "$L" --dry-run --srun --srun-path "$fake" -n 2 --chdir /tmp -w /bin/true -n3 ./usm_app
+run OMPTARGET_MPI_USM=on "$L" --dry-run --mpiexec "$fake" -n 2 ./plain_app
+check "OMPTARGET_MPI_USM=on: every program through the layout tool, said why" \
+    test "$(tail -n 1 "$tmp/out")" = "$fake -n 2 $lay ./plain_app"
+check "... OMPTARGET_MPI_USM=on named" has "$tmp/err" "OMPTARGET_MPI_USM=on"
+run OMPTARGET_MPI_USM=off "$L" --dry-run --mpiexec "$fake" -n 2 ./usm_app
+check "OMPTARGET_MPI_USM=off: no layout tool" \
+    test "$(tail -n 1 "$tmp/out")" = "$fake -n 2 ./usm_app"
+run "$L" --randomize --mpiexec "$fake" -n 2 ./usm_app
+check "a real run: no setarch, the layout tool before the program" out_is \
+    "LD_LIBRARY_PATH=$plugins" "OMPTARGET_MPI_LAUNCHER=1" "arg<-n>" "arg<2>" \
+    "arg<$lay>" "arg<./usm_app>"
+rm "$tmp/omptarget-mpi-requires" "$tmp/omptarget-mpi-layout"
+
 # ---- libomp's hidden helper threads (target nowait regions in flight) --------------
 
 cat >"$tmp/fakebin/mpiexec-helpers" <<'EOF2'
@@ -271,8 +329,8 @@ env OMPTARGET_MPI_STDERR_TO_STDOUT=off "$L" --mpiexec "$tmp/fakebin/mpiexec-merg
 check "... a value of the user's is kept" out_is "merge<off>"
 env "$L" --dry-run --mpiexec "$fake" ./app >"$tmp/out" 2>&1
 check "--dry-run shows the merge when it sets it" \
-    out_is "LD_LIBRARY_PATH=$plugins" "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" \
-    "OMPTARGET_MPI_STDERR_TO_STDOUT=1" "$fake ./app"
+    out_is "omptarget-mpirun: the program: ./app" "LD_LIBRARY_PATH=$plugins" \
+    "LIBOMP_NUM_HIDDEN_HELPER_THREADS=16" "OMPTARGET_MPI_STDERR_TO_STDOUT=1" "$fake ./app"
 
 # ---- libomptarget's GPU plugins masked (gpu-off/) ------------------------------------
 
