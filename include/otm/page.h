@@ -25,8 +25,10 @@
  *
  *   RANGES: len = the most ranges the worker takes; the reply's value is
  *           how many the host has, its payload that many (start, end)
- *           pairs of 64-bit words, or none with OTM_ERR_BAD_SIZE when they
- *           are more than len (ask again with room).
+ *           pairs of 64-bit words (start's low bit set: the host keeps the
+ *           range read-only, otm/pager.h; since version 2), or none with
+ *           OTM_ERR_BAD_SIZE when they are more than len (ask again with
+ *           room).
  *   READ:   addr, len = the bytes (at most OTM_PAGE_READ_MAX); the reply
  *           carries them (value = len), or OTM_ERR_BAD_POINTER when rank 0
  *           has no such memory.
@@ -48,7 +50,7 @@
 #include "otm/node.h"
 
 #define OTM_PAGE_MAGIC 0x504d544fu      /* "OTMP" */
-#define OTM_PAGE_VERSION 1u
+#define OTM_PAGE_VERSION 2u
 #define OTM_PAGE_ASK_HEAD 32u
 #define OTM_PAGE_REPLY_HEAD 16u
 #define OTM_PAGE_TAG_ASK 0

@@ -24,10 +24,14 @@
 
 #include "otm/status.h"
 
-/* A range of addresses [start, end), page-aligned. */
+/* A range of addresses [start, end), page-aligned. In the host's ranges
+ * (otd_host_ranges, otd_pager_reserve) the low bit of start,
+ * OTD_RANGE_READ_ONLY, says that the host keeps the range read-only. */
 typedef struct otd_range {
     uint64_t start, end;
 } otd_range;
+
+#define OTD_RANGE_READ_ONLY 1u
 
 typedef struct otd_pager otd_pager;
 
@@ -46,7 +50,9 @@ uint64_t otd_pager_page_size(void);
 
 /* Reserves the parts of the n ranges not reserved yet: mapped anonymous
  * at their own addresses (never over a mapping of this process) and
- * registered for missing-page faults. A part that this process already
+ * registered for missing-page faults. A range marked OTD_RANGE_READ_ONLY
+ * is reserved read-only (its pages are placed so: a store faults), and
+ * parts reserved before take each range's protection as given now. A part that this process already
  * uses for something else is OTM_ERR_INVALID, with err naming the range
  * and what holds it here; the ranges before it stay reserved. A range not
  * page-aligned or empty is OTM_ERR_INVALID. */
@@ -98,7 +104,8 @@ otm_status otd_host_write(uint64_t addr, const void *src, uint64_t len);
 
 /* This process's address ranges a region may reach, from /proc/self/maps:
  * every readable or writable mapping but the kernel's ([vvar], [vdso],
- * [vsyscall]), neighbours joined, in address order, up to cap of them
+ * [vsyscall]), those not writable marked OTD_RANGE_READ_ONLY, neighbours
+ * of the same writability joined, in address order, up to cap of them
  * (*n says how many there are; more than cap: OTM_ERR_BAD_SIZE with the
  * first cap written). OTM_ERR_INVALID when the file cannot be read. */
 otm_status otd_host_ranges(otd_range *out, size_t cap, size_t *n);

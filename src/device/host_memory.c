@@ -77,6 +77,7 @@ otm_status otd_host_ranges(otd_range *out, size_t cap, size_t *n)
         return OTM_ERR_INVALID;
     size_t count = 0;
     uint64_t last_end = 0;
+    int last_ro = -1;
     for (char *line = maps; *line;) {
         char *next = strchrnul(line, '\n');
         if (*next)
@@ -86,15 +87,17 @@ otm_status otd_host_ranges(otd_range *out, size_t cap, size_t *n)
         int at = 0;
         if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &a, &b, perms, &at) >= 3 &&
             reachable(perms, at ? line + at : "")) {
-            if (count && a == last_end) {
+            int ro = perms[1] != 'w';
+            if (count && a == last_end && ro == last_ro) {
                 if (count <= cap)
                     out[count - 1].end = b;
             } else {
                 if (count < cap)
-                    out[count] = (otd_range){a, b};
+                    out[count] = (otd_range){a | (ro ? OTD_RANGE_READ_ONLY : 0), b};
                 count++;
             }
             last_end = b;
+            last_ro = ro;
         }
         line = next;
     }

@@ -30,10 +30,18 @@ typedef struct slot {
     uint8_t *twin;
 } slot;
 
+/* A reserved piece, and whether the host keeps it read-only: placed
+ * pages are then read-only here too, and a region's store faults there as
+ * it would on the host. */
+typedef struct piece {
+    uint64_t start, end;
+    int read_only;
+} piece;
+
 struct otd_pager {
     int fd;
     pthread_mutex_t lock;
-    otd_range *res;             /* reserved, sorted, disjoint */
+    piece *res;                 /* reserved, sorted, disjoint */
     size_t nres, res_cap;
     slot *slots;                /* open addressing, cap a power of 2 */
     size_t used, cap;
@@ -132,11 +140,16 @@ static void holder(uint64_t s, uint64_t e, char *what, size_t len)
     fclose(f);
 }
 
-static otm_status reserve_piece(otd_pager *pg, uint64_t s, uint64_t e, char *err,
-                                size_t errlen)
+static int prot_of(int read_only)
+{
+    return read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
+static otm_status reserve_piece(otd_pager *pg, uint64_t s, uint64_t e, int read_only,
+                                char *err, size_t errlen)
 {
     void *want = (void *)(uintptr_t)s;
-    void *p = mmap(want, e - s, PROT_READ | PROT_WRITE,
+    void *p = mmap(want, e - s, prot_of(read_only),
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
     if (p != MAP_FAILED && p != want)
         munmap(p, e - s);   /* a kernel older than MAP_FIXED_NOREPLACE */
@@ -163,11 +176,11 @@ static otm_status reserve_piece(otd_pager *pg, uint64_t s, uint64_t e, char *err
 }
 
 /* Records [s, e) as reserved, keeping the list sorted. */
-static otm_status note_reserved(otd_pager *pg, uint64_t s, uint64_t e)
+static otm_status note_reserved(otd_pager *pg, uint64_t s, uint64_t e, int read_only)
 {
     if (pg->nres == pg->res_cap) {
         size_t cap = pg->res_cap ? 2 * pg->res_cap : 64;
-        otd_range *grown = realloc(pg->res, cap * sizeof *grown);
+        piece *grown = realloc(pg->res, cap * sizeof *grown);
         if (!grown)
             return OTM_ERR_NOMEM;
         pg->res = grown, pg->res_cap = cap;
@@ -177,9 +190,29 @@ static otm_status note_reserved(otd_pager *pg, uint64_t s, uint64_t e)
         pg->res[i] = pg->res[i - 1];
         i--;
     }
-    pg->res[i] = (otd_range){s, e};
+    pg->res[i] = (piece){s, e, read_only};
     pg->nres++;
     return OTM_OK;
+}
+
+/* The part [s, e) of reserved piece i made read-only or writable, as the
+ * host now keeps it: the piece is split at s and e first. */
+static otm_status reprotect(otd_pager *pg, size_t i, uint64_t s, uint64_t e, int read_only,
+                            char *err, size_t errlen)
+{
+    piece whole = pg->res[i];
+    if (mprotect((void *)(uintptr_t)s, e - s, prot_of(read_only)) < 0)
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen, "the host's range "
+                               "0x%llx-0x%llx cannot be made %s here (%s)",
+                               (unsigned long long)s, (unsigned long long)e,
+                               read_only ? "read-only" : "writable", strerror(errno));
+    pg->res[i].start = s, pg->res[i].end = e, pg->res[i].read_only = read_only;
+    otm_status st = OTM_OK;
+    if (whole.start < s)
+        st = note_reserved(pg, whole.start, s, whole.read_only);
+    if (!st && e < whole.end)
+        st = note_reserved(pg, e, whole.end, whole.read_only);
+    return st ? otd_device_fail(st, err, errlen, "out of memory") : OTM_OK;
 }
 
 /* The first reserved range that ends after `at` (pg->nres if none): the
@@ -197,20 +230,27 @@ static size_t first_after(const otd_pager *pg, uint64_t at)
     return lo;
 }
 
-/* Reserves the gaps of [s, e) between the ranges already reserved. */
-static otm_status reserve_range(otd_pager *pg, uint64_t s, uint64_t e, char *err,
-                                size_t errlen)
+/* Reserves the gaps of [s, e) between the ranges already reserved, and
+ * gives the parts reserved before the protection the host has now. */
+static otm_status reserve_range(otd_pager *pg, uint64_t s, uint64_t e, int read_only,
+                                char *err, size_t errlen)
 {
     uint64_t at = s;
     while (at < e) {
         size_t i = first_after(pg, at);
         if (i < pg->nres && pg->res[i].start <= at) {
-            at = pg->res[i].end;
+            uint64_t end = pg->res[i].end < e ? pg->res[i].end : e;
+            if (pg->res[i].read_only != read_only) {
+                otm_status st = reprotect(pg, i, at, end, read_only, err, errlen);
+                if (st)
+                    return st;
+            }
+            at = end;
             continue;
         }
         uint64_t gap_end = i < pg->nres && pg->res[i].start < e ? pg->res[i].start : e;
-        otm_status st = reserve_piece(pg, at, gap_end, err, errlen);
-        if (st == OTM_OK && note_reserved(pg, at, gap_end)) {
+        otm_status st = reserve_piece(pg, at, gap_end, read_only, err, errlen);
+        if (st == OTM_OK && note_reserved(pg, at, gap_end, read_only)) {
             munmap((void *)(uintptr_t)at, gap_end - at);
             st = otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
         }
@@ -230,13 +270,15 @@ otm_status otd_pager_reserve(otd_pager *pg, const otd_range *r, size_t n, char *
     otm_status st = OTM_OK;
     pthread_mutex_lock(&pg->lock);
     for (size_t i = 0; i < n && !st; i++) {
-        if (r[i].start >= r[i].end || (r[i].start & mask) || (r[i].end & mask))
+        uint64_t start = r[i].start & ~(uint64_t)OTD_RANGE_READ_ONLY;
+        if (start >= r[i].end || (start & mask) || (r[i].end & mask))
             st = otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                  "the range 0x%llx-0x%llx is not whole pages",
-                                 (unsigned long long)r[i].start,
+                                 (unsigned long long)start,
                                  (unsigned long long)r[i].end);
         else
-            st = reserve_range(pg, r[i].start, r[i].end, err, errlen);
+            st = reserve_range(pg, start, r[i].end, (r[i].start & OTD_RANGE_READ_ONLY) != 0,
+                               err, errlen);
     }
     pthread_mutex_unlock(&pg->lock);
     return st;

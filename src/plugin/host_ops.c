@@ -61,19 +61,22 @@ static const char *entry_name(otp_device *d, uint64_t addr)
     return NULL;
 }
 
-/* What the faulting address is to the host: a NULL pointer, memory of the
- * host's own (its stack, its heap, its globals, a mapping), which the
- * region can only have got from a host pointer that was never mapped, or
- * the host's code or constants (a virtual table), which a device rank
- * reaches at the host's addresses only where it placed that file there
- * (otm/host_code.h, OMPTARGET_MPI_HOST_CODE). */
-static void address_hint(uint64_t addr, char *buf, size_t len)
+/* What the faulting address is to the host: a NULL pointer; memory of the
+ * host's own (its stack, heap, globals, a mapping), which the region can
+ * only have got from a host pointer that was never mapped; memory the
+ * host keeps read-only, which the region wrote (SEGV_ACCERR: the host
+ * would have died there too); the host's code or constants (a virtual
+ * table), which a device rank reaches at the host's addresses only where
+ * it placed that file there (otm/host_code.h); or no mapping at all (a
+ * page the host unmapped while the region ran). */
+static void address_hint(uint64_t addr, int code, char *buf, size_t len)
 {
-    buf[0] = '\0';
     if (addr < 4096) {
         snprintf(buf, len, " (a NULL pointer)");
         return;
     }
+    snprintf(buf, len, "; the address lies in no mapping of the host's: memory the host "
+             "never had, or unmapped while the region ran");
     FILE *maps = fopen("/proc/self/maps", "r");
     char line[512];
     while (maps && fgets(line, sizeof line, maps)) {
@@ -83,7 +86,15 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
             addr < lo || addr >= hi)
             continue;
         const char *file = strrchr(path, '/');
-        if (file && perms[1] != 'w')
+        const char *what = strstr(path, "[stack") ? "the host's stack"
+                           : strstr(path, "[heap]") ? "the host's heap" : "the host's memory";
+        if (perms[1] != 'w' && code == SEGV_ACCERR)
+            snprintf(buf, len, "; the address lies in %s%s%s, which the host keeps "
+                     "read-only (%s): the region wrote there, where the host would have "
+                     "died of SIGSEGV too",
+                     file ? (strchr(perms, 'x') ? "the host's code" : "the host's constants")
+                          : what, file ? " of " : "", file ? file + 1 : "", perms);
+        else if (file && perms[1] != 'w')
             snprintf(buf, len, "; the address lies in the host's %s of %s: a host "
                      "function pointer or virtual table reaches the same on a device "
                      "only where its rank placed %s at the host's addresses "
@@ -93,21 +104,20 @@ static void address_hint(uint64_t addr, char *buf, size_t len)
         else
             snprintf(buf, len, "; the address lies in %s%s: the region uses host memory "
                      "that was not mapped to the device",
-                     file ? "the host's globals of " : strstr(path, "[stack") ?
-                     "the host's stack" : strstr(path, "[heap]") ? "the host's heap" :
-                     "the host's memory", file ? file + 1 : "");
+                     file ? "the host's globals of " : what, file ? file + 1 : "");
         break;
     }
     if (maps)
         fclose(maps);
 }
+
 /* Called on the thread that ends the faulted EXECUTE: reports it and marks
  * the device failed, so that every later call on it fails at once. */
 static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
 {
     otp_plugin *p = ctx;
     otp_device *d = &p->devices[rank - 1];
-    char what[160], hint[400];
+    char what[160], hint[512];
     otd_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
                     .exit_status = f->exit_status,
                     .foreign = (f->flags & OTM_EXEC_FOREIGN) != 0};
@@ -118,7 +128,7 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     /* Only a memory fault's address says where the region reached. */
     if ((f->flags & OTM_EXEC_FAULTED) && (f->signo == SIGSEGV || f->signo == SIGBUS) &&
         f->code > 0)
-        address_hint(f->addr, hint, sizeof hint);
+        address_hint(f->addr, f->signo == SIGSEGV ? f->code : 0, hint, sizeof hint);
     const char *name = entry_name(d, kernel);
     snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",
              name ? name : "(unknown)", f->flags & OTM_EXEC_EXITED ? "called " : "died of ",

@@ -3,11 +3,15 @@
  * device, gathered at start-up on rank 0 for OMPTARGET_MPI_INFO and for
  * the map file OMPTARGET_MPI_MAP, which the launcher reads when a job ends
  * before the host could say how (the lines `end` and `status`), and the
- * file MAP.R each rank holds open while it lives.
+ * file MAP.R each rank holds open while it lives, and how rank 0 itself
+ * ended (the lines `rank0 exit N` and `rank0 signal N`).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,6 +85,88 @@ void otp_map_status(const otp_plugin *p, int status)
     if (f) {
         fprintf(f, "status %d\n", status);
         fclose(f);
+    }
+}
+
+/* Rank 0's map, open for appending from the host's start: the lines of
+ * its own end are written from an on_exit handler and a signal handler,
+ * which must not open files. -1 without a map. */
+static int host_end_fd = -1;
+
+/* "rank0 WHAT N\n" with one write(2): async-signal-safe. */
+static void write_host_end(const char *what, int n)
+{
+    char line[48], digits[12];
+    size_t len = 0, nd = 0;
+    unsigned v = (unsigned)n;
+    for (const char *w = "rank0 "; *w;)
+        line[len++] = *w++;
+    while (*what)
+        line[len++] = *what++;
+    line[len++] = ' ';
+    do
+        digits[nd++] = (char)('0' + v % 10);
+    while ((v /= 10) && nd < sizeof digits);
+    while (nd)
+        line[len++] = digits[--nd];
+    line[len++] = '\n';
+    if (write(host_end_fd, line, len) < 0) {
+        /* Nothing left to tell: the launcher falls back on MPI's status. */
+    }
+}
+
+static void host_exits(int status, void *arg)
+{
+    (void)arg;
+    write_host_end("exit", status & 0xff);
+}
+
+/* The fatal signals whose end rank 0 writes down, and what handled each
+ * before (UCX, under MPICH, installs its own for SIGSEGV in MPI_Init). */
+static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static struct sigaction before[sizeof fatal / sizeof fatal[0]];
+
+/* Writes the end once, then passes the signal on: to the handler that was
+ * there before, or to its default action, which ends rank 0 as it would
+ * have (raised here, delivered as the handler returns; a fault's
+ * instruction would also raise it again). */
+static void host_dies(int signo, siginfo_t *si, void *uc)
+{
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&said))
+        write_host_end("signal", signo);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        if (fatal[i] != signo)
+            continue;
+        sigaction(signo, &before[i], NULL);
+        if (before[i].sa_flags & SA_SIGINFO)
+            before[i].sa_sigaction(signo, si, uc);
+        else if (before[i].sa_handler != SIG_DFL && before[i].sa_handler != SIG_IGN)
+            before[i].sa_handler(signo);
+        else
+            raise(signo);
+    }
+}
+
+/* Rank 0's own end, for the launcher: when rank 0 ends first (a crash,
+ * libomptarget's abort), the MPI runtime kills the other ranks and reports
+ * whichever end it counted last; the launcher reports rank 0's instead
+ * (`rank0 exit N` from on_exit, `rank0 signal N` from a handler of the
+ * fatal signals, which then hands the signal to the handler it replaced:
+ * the MPI library's, or the default). A signal ignored stays ignored; a
+ * handler the program installs later replaces this one. */
+void otp_map_watch_host(const otp_plugin *p)
+{
+    if (!p->settings.map_len ||
+        (host_end_fd = open(p->settings.map, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+        return;
+    on_exit(host_exits, NULL);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa = {.sa_sigaction = host_dies,
+                               .sa_flags = SA_SIGINFO | SA_ONSTACK};
+        sigfillset(&sa.sa_mask);
+        if (!sigaction(fatal[i], NULL, &before[i]) && before[i].sa_handler != SIG_IGN)
+            sigaction(fatal[i], &sa, NULL);
     }
 }
 

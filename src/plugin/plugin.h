@@ -316,6 +316,10 @@ void otp_map_gather(otp_plugin *p);
 void otp_map_hold_rank_file(const otp_plugin *p);
 /* The map's line `end`: the host's end begins, and says how the job ends. */
 void otp_map_end(const otp_plugin *p);
+/* Rank 0, with a map: its own end is appended to the map as it happens
+ * (`rank0 exit N` at exit, `rank0 signal N` for a fatal signal of default
+ * action), for the launcher to report when rank 0 ended first. */
+void otp_map_watch_host(const otp_plugin *p);
 /* The map's line `status S`: the status the host ends the job with. */
 void otp_map_status(const otp_plugin *p, int status);
 

@@ -248,6 +248,8 @@ static otp_plugin *start(void)
         otp_host_region_hooks(&p->node.hooks);
     otp_map_hold_rank_file(p);
     otp_map_gather(p);
+    if (p->role == OTM_ROLE_HOST)
+        otp_map_watch_host(p);
     otp_addresses_share(p);
     start_trace(p);
     if (p->role == OTM_ROLE_WORKER)

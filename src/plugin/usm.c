@@ -307,17 +307,19 @@ static otm_status reserve(otd_pager *pg, const otd_range *r, uint64_t n, char *w
     const otd_range *placed = otd_host_code_ranges(&nplaced);
     otm_status st = OTM_OK;
     for (uint64_t i = 0; i < n && !st; i++) {
-        otd_range piece = r[i];
+        uint64_t ro = r[i].start & OTD_RANGE_READ_ONLY;
+        otd_range piece = {r[i].start & ~(uint64_t)OTD_RANGE_READ_ONLY, r[i].end};
         for (size_t j = 0; j < nplaced && piece.start < piece.end && !st; j++) {
             if (placed[j].end <= piece.start || placed[j].start >= piece.end)
                 continue;
             if (placed[j].start > piece.start) {
-                otd_range before = {piece.start, placed[j].start};
+                otd_range before = {piece.start | ro, placed[j].start};
                 st = otd_pager_reserve(pg, &before, 1, why, len);
             }
             piece.start = placed[j].end;
         }
-        if (!st && piece.start < piece.end)
+        piece.start |= ro;
+        if (!st && (piece.start & ~(uint64_t)OTD_RANGE_READ_ONLY) < piece.end)
             st = otd_pager_reserve(pg, &piece, 1, why, len);
     }
     return st;

@@ -221,6 +221,51 @@ static void test_refused_page_faults(void **state)
     otd_pager_close(pg);
 }
 
+/* A range the host keeps read-only: reserved so, its placed pages read
+ * but never written (the store faults, as on the host); made writable and
+ * read-only again as the host's protection changes between regions. */
+static void test_read_only_range(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    struct sigaction sa = {.sa_handler = on_segv}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old);
+    otd_pager *pg = NULL;
+    assert_int_equal(otd_pager_open(&pg, err, sizeof err), OTM_OK);
+    base = free_range(PAGES * psize);
+    uint64_t b = (uint64_t)(uintptr_t)base;
+    otd_range ro = {b | OTD_RANGE_READ_ONLY, b + PAGES * psize};
+    assert_int_equal(otd_pager_reserve(pg, &ro, 1, err, sizeof err), OTM_OK);
+    host[1] = 5;
+    touch rd = {.offset = 1};
+    serve_touch(pg, &rd, -1);
+    assert_int_equal(rd.faulted, 0);
+    assert_int_equal(rd.seen, 5);
+    touch wr = {.offset = 2, .write = 1, .value = 7};
+    serve_touch(pg, &wr, -1);
+    assert_int_equal(wr.faulted, 1);
+    /* The host made its first two pages writable: so are they here. */
+    otd_range rw = {b, b + 2 * psize};
+    assert_int_equal(otd_pager_reserve(pg, &rw, 1, err, sizeof err), OTM_OK);
+    touch wr2 = {.offset = 2, .write = 1, .value = 7};
+    serve_touch(pg, &wr2, -1);
+    assert_int_equal(wr2.faulted, 0);
+    assert_int_equal(base[2], 7);
+    touch wr3 = {.offset = 2 * psize, .write = 1, .value = 8};
+    serve_touch(pg, &wr3, -1);
+    assert_int_equal(wr3.faulted, 1);      /* the third page is still read-only */
+    /* And read-only again: the placed page keeps its bytes, refuses stores. */
+    otd_range ro2 = {b | OTD_RANGE_READ_ONLY, b + psize};
+    assert_int_equal(otd_pager_reserve(pg, &ro2, 1, err, sizeof err), OTM_OK);
+    touch wr4 = {.offset = 3, .write = 1, .value = 9};
+    serve_touch(pg, &wr4, -1);
+    assert_int_equal(wr4.faulted, 1);
+    assert_int_equal(base[2], 7);
+    sigaction(SIGSEGV, &old, NULL);
+    otd_pager_close(pg);
+}
+
 static void test_bad_ranges(void **state)
 {
     (void)state;
@@ -235,8 +280,11 @@ static void test_bad_ranges(void **state)
     assert_int_equal(otd_pager_reserve(pg, &r, 1, err, sizeof err), OTM_ERR_INVALID);
     assert_non_null(strstr(err, "is taken in this process by 0x"));
     /* Not whole pages, empty, or NULL. */
-    otd_range odd = {at + 1, at + psize};
+    otd_range odd = {at + 2, at + psize};
     assert_int_equal(otd_pager_reserve(pg, &odd, 1, err, sizeof err), OTM_ERR_INVALID);
+    assert_non_null(strstr(err, "not whole pages"));
+    otd_range odd_ro = {at + 3, at + psize};   /* read-only, and not whole pages */
+    assert_int_equal(otd_pager_reserve(pg, &odd_ro, 1, err, sizeof err), OTM_ERR_INVALID);
     assert_non_null(strstr(err, "not whole pages"));
     /* Above every process's reach: the system refuses it, said so. */
     otd_range high = {0x800000000000ull, 0x800000000000ull + psize};
@@ -321,13 +369,24 @@ static void test_host_end(void **state)
     assert_true(n > 0);
     uint64_t want[] = {heap, (uint64_t)(uintptr_t)&on_stack, code,
                        (uint64_t)(uintptr_t)text};
+    /* Each one's writability: heap and stack writable, code and constants
+     * read-only. */
+    int want_ro[] = {0, 0, 1, 1};
     for (size_t w = 0; w < sizeof want / sizeof *want; w++) {
         int in = 0;
         for (size_t i = 0; i < n; i++) {
-            assert_true(r[i].start < r[i].end);
-            if (i)
-                assert_true(r[i - 1].end < r[i].start);   /* sorted, joined */
-            in |= r[i].start <= want[w] && want[w] < r[i].end;
+            uint64_t start = r[i].start & ~(uint64_t)OTD_RANGE_READ_ONLY;
+            int ro = (r[i].start & OTD_RANGE_READ_ONLY) != 0;
+            assert_true(start < r[i].end);
+            if (i) {    /* sorted; neighbours joined unless writability differs */
+                uint64_t prev_end = r[i - 1].end;
+                int prev_ro = (r[i - 1].start & OTD_RANGE_READ_ONLY) != 0;
+                assert_true(prev_end < start || (prev_end == start && prev_ro != ro));
+            }
+            if (start <= want[w] && want[w] < r[i].end) {
+                in = 1;
+                assert_int_equal(ro, want_ro[w]);
+            }
         }
         assert_true(in);
     }
@@ -351,6 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pages_on_demand),
         cmocka_unit_test(test_refused_page_faults),
+        cmocka_unit_test(test_read_only_range),
         cmocka_unit_test(test_bad_ranges),
         cmocka_unit_test(test_host_end),
         cmocka_unit_test(test_open_elsewhere),

@@ -15,25 +15,17 @@
 # crashed, and lit tells a crash from a failure in one place: the `not`
 # program (%not in the RUN lines), where `not --crash` passes only a crash
 # and plain `not` passes only a failure that is no crash. Through the
-# launcher there is no such crash to see: when rank 0 dies, MPICH's
-# mpiexec ends the job with an exit status (the signal's number, or that
-# of a rank it killed next). The run script therefore reads the job's map
-# (OMPTARGET_MPI_MAP, which the launcher lets the caller place), where our
-# plugin on rank 0 writes the job (`ranks N`) when it starts and `end`
-# when the program's end begins, before it tells the devices to exit: a
-# job whose map has the first and not the second ended without the
-# program's end, which is a crash of rank 0 (or rank 0 killed by mpiexec
-# after a device rank died; a plain run has no device rank). Then
-# - started by `not --crash`, which asks whether the program crashed, the
-#   script ends itself by SIGABRT: the crash, as a plain run shows it;
-# - otherwise it exits with the launcher's status, what a user sees. Under
-#   plain `not` that status passes where the crash would not: run.py
-#   flags such a test (not counted as a pass).
+# launcher, the job's exit status says it: 128 + N when the program (rank
+# 0) died of signal N before any other rank ended, or when a region died
+# of it (the plugin ends the job with that status), whatever the MPI
+# runtime reported. The run script then ends itself by that signal: the
+# crash, as a plain run shows it, for `not` and `not --crash` alike.
 # Each run appends `PROGRAM STATUS CRASH NOT RANKS` to LOG: the launcher's
 # exit status, `crash` or `-`, the `not` that started the script (`not`,
 # `not--crash` or `-`), and the job's size as our plugin on rank 0 wrote
-# it in the map (`-` when the plugin never started: no region, no device
-# query), which shows that the column ran on this plugin.
+# it in the job's map (OMPTARGET_MPI_MAP: `-` when the plugin never
+# started: no region, no device query), which shows that the column ran
+# on this plugin.
 set -u
 [ $# -ge 4 ] || { echo "usage: launch-cc.sh LAUNCHER RANKS LOG COMPILER ARGS..." >&2; exit 2; }
 launcher=$1
@@ -78,7 +70,7 @@ $(q "$launcher") -n $ranks $(q "$out.bin") "\$@"
 status=\$?
 ranks=\$(sed -n 's/^ranks \([0-9][0-9]*\)\$/\1/p' "\$OMPTARGET_MPI_MAP")
 crash=-
-if [ -n "\$ranks" ] && ! grep -qx end "\$OMPTARGET_MPI_MAP"; then
+if [ "\$status" -gt 128 ] && [ "\$status" -lt 160 ]; then
     crash=crash
 fi
 rm -f "\$OMPTARGET_MPI_MAP" "\$OMPTARGET_MPI_MAP".*
@@ -89,9 +81,10 @@ case \${by%% *} in
 *) by=- ;;
 esac
 echo $(q "$out.bin") "\$status" "\$crash" "\$by" "\${ranks:--}" >>$(q "$log")
-if [ "\$crash" = crash ] && [ "\$by" = not--crash ]; then
-    trap - ABRT
-    kill -s ABRT \$\$
+if [ "\$crash" = crash ]; then
+    signal=\$((status - 128))
+    trap - "\$signal"
+    kill -"\$signal" \$\$
 fi
 exit "\$status"
 EOF

@@ -30,9 +30,9 @@ unless by-design.txt says how it ends (an exit status and a line of the
 output, both checked, and no fault after the region's) or exceptions.txt
 lists it with its reason; when a listed test passes (the entry is stale)
 or is not in the suite; and when no run had this plugin on 3 ranks. A
-test that passed only because the launcher reported a crash of rank 0 as
-an exit status (under plain `not`, which fails a crash and passes a
-failure) is flagged and not counted as a pass.
+crash is a crash in both columns: the launcher reports a program (rank 0)
+or a region that died of signal N as 128 + N, and launch-cc.sh's run
+script then dies of N itself, as lit's `not` expects.
 Exit status 77 (skipped) when the suite, the tools or the runtime are
 missing, with the reason.
 """
@@ -309,15 +309,10 @@ class Run:
 
     def __init__(self, status, crash, by, plugin, program):
         self.status = status    # the launcher's exit status
-        self.crash = crash      # rank 0 ended by a crash (the job's map)
+        self.crash = crash      # the job died of a signal (status 129..159)
         self.by = by            # started by `not`, `not--crash` or not (-)
         self.plugin = plugin    # our plugin started on RANKS ranks (the map)
         self.program = program  # the executable launch-cc.sh ran (OUT.bin)
-
-    def flag(self):
-        """A crash of rank 0 under the plain `not` program: the launcher's
-        exit status passes where the crash itself fails."""
-        return self.crash and self.by == "not"
 
 
 # lit's result codes that are a success; UNSUPPORTED is neither.
@@ -465,21 +460,13 @@ def check(ver, codes, runs, seconds, outputs):
                          % ", ".join(both))
     problems = []
     rows = []
-    counts = {"stock": 0, "ours": 0, "by design": 0, "exception": 0, "flagged": 0}
+    counts = {"stock": 0, "ours": 0, "by design": 0, "exception": 0}
     for test in sorted(set(stock) | set(codes)):
         s, o = stock.get(test, "-"), codes.get(test, "-")
         passed = o in SUCCESS
         notes = []
         if s in SUCCESS:
             counts["stock"] += 1
-        if passed and any(r.flag() for r in runs.get(test, [])):
-            # lit passed it with a crash of rank 0 under `not`, which took
-            # the launcher's exit status for a failure where a crash fails
-            # it: not a pass.
-            counts["flagged"] += 1
-            passed = False
-            notes.append("FLAGGED: passed only as rank 0's crash under `not` "
-                         "became the launcher's exit status")
         if passed:
             counts["ours"] += 1
             for listed, name in ((exceptions, "exceptions.txt"), (by_design, "by-design.txt")):
@@ -533,9 +520,9 @@ def check(ver, codes, runs, seconds, outputs):
         tally[code] = tally.get(code, 0) + 1
     print("  lit's results through the launcher: %s"
           % ", ".join("%s %d" % (c, n) for c, n in sorted(tally.items())))
-    summary = ("llvm-suite %s: stock pass %d, ours pass %d, by design %d, exceptions %d, "
-               "flagged %d" % (ver.version, counts["stock"], counts["ours"], counts["by design"],
-                               counts["exception"], counts["flagged"]))
+    summary = ("llvm-suite %s: stock pass %d, ours pass %d, by design %d, exceptions %d"
+               % (ver.version, counts["stock"], counts["ours"], counts["by design"],
+                  counts["exception"]))
     print(summary)
     if problems:
         print("FAILED:")
@@ -607,7 +594,7 @@ def main():
         return 0
     if args.mode == "run":
         for test in sorted(codes):
-            notes = ["rank 0 crashed under %s" % ("no `not`" if r.by == "-" else "`%s`" % r.by.replace("--", " --"))
+            notes = ["the job crashed under %s" % ("no `not`" if r.by == "-" else "`%s`" % r.by.replace("--", " --"))
                      for r in runs.get(test, []) if r.crash]
             print("%-11s %s%s" % (codes[test], test, "  (%s)" % "; ".join(notes) if notes else ""))
         print("llvm-suite %s %s: pass %d of %d tests (%.0f s)"
