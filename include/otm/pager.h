@@ -42,6 +42,10 @@ typedef struct otd_pager otd_pager;
  * it, a seccomp filter); OTM_ERR_NOMEM. */
 otm_status otd_pager_open(otd_pager **out, char *err, size_t errlen);
 
+/* The allocator of the twins (a page's copy each), malloc and free until
+ * set: the plugin's, whose test hook can fail any allocation. */
+void otd_pager_use_alloc(otd_pager *pg, void *(*alloc)(size_t), void (*release)(void *));
+
 /* Closes the pager: every range it reserved is unmapped. NULL is a no-op. */
 void otd_pager_close(otd_pager *pg);
 

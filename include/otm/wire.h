@@ -69,7 +69,8 @@
  *   20   4   si_code
  *   24   8   faulting address
  *   32   4   exit status, when the region called exit()
- *   36   4   flags: OTM_EXEC_FAULTED, OTM_EXEC_EXITED, OTM_EXEC_FOREIGN
+ *   36   4   flags: OTM_EXEC_FAULTED, OTM_EXEC_EXITED, OTM_EXEC_FOREIGN,
+ *               OTM_EXEC_PAGE_REFUSED
  *   40   -   n1 bytes of stdout, then n2 bytes of stderr
  *
  * Decoding never trusts a length field: it is checked against the number
@@ -105,6 +106,10 @@
 #define OTM_EXEC_FAULTED 1u         /* a fault signal ended the region */
 #define OTM_EXEC_EXITED 2u          /* the region called exit() */
 #define OTM_EXEC_FOREIGN 4u         /* on another thread of the region */
+/* The faulting address lies in a page of rank 0's that the device rank
+ * could not place (out of memory, rank 0 not answering: its line in the
+ * region's output says why), under unified shared memory. */
+#define OTM_EXEC_PAGE_REFUSED 8u
 
 /* The kinds of event (otm/event.h says what each does). */
 typedef enum otm_kind {

@@ -44,6 +44,8 @@ struct otd_pager {
     piece *res;                 /* reserved, sorted, disjoint */
     size_t nres, res_cap;
     slot *slots;                /* open addressing, cap a power of 2 */
+    void *(*alloc)(size_t);     /* the twins' */
+    void (*release)(void *);
     size_t used, cap;
     uint64_t total;
 };
@@ -97,9 +99,15 @@ otm_status otd_pager_open(otd_pager **out, char *err, size_t errlen)
         return otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
     }
     pg->fd = fd;
+    pg->alloc = malloc, pg->release = free;
     pthread_mutex_init(&pg->lock, NULL);
     *out = pg;
     return OTM_OK;
+}
+
+void otd_pager_use_alloc(otd_pager *pg, void *(*alloc)(size_t), void (*release)(void *))
+{
+    pg->alloc = alloc, pg->release = release;
 }
 
 void otd_pager_close(otd_pager *pg)
@@ -107,7 +115,7 @@ void otd_pager_close(otd_pager *pg)
     if (!pg)
         return;
     for (size_t i = 0; i < pg->cap; i++)
-        free(pg->slots[i].twin);
+        pg->release(pg->slots[i].twin);
     for (size_t i = 0; i < pg->nres; i++)
         munmap((void *)(uintptr_t)pg->res[i].start, pg->res[i].end - pg->res[i].start);
     close(pg->fd);
@@ -434,7 +442,7 @@ otm_status otd_pager_place(otd_pager *pg, uint64_t page, const void *bytes)
     if (!ok) {
         st = OTM_ERR_INVALID;
     } else if (!find(pg, page)) {
-        uint8_t *twin = malloc(size);
+        uint8_t *twin = pg->alloc(size);
         st = twin ? insert(pg, page, twin) : OTM_ERR_NOMEM;
         if (st == OTM_OK && (st = copy_in(pg, page, bytes, twin)) != OTM_OK) {
             find(pg, page)->twin = NULL;
@@ -443,7 +451,7 @@ otm_status otd_pager_place(otd_pager *pg, uint64_t page, const void *bytes)
         if (st == OTM_OK)
             pg->total++;
         else
-            free(twin);
+            pg->release(twin);
     }
     pthread_mutex_unlock(&pg->lock);
     /* Placed, refused, or placed before: whoever waits goes on. */
@@ -518,7 +526,7 @@ static void drop_all(otd_pager *pg)
         else
             mprotect(at, len, PROT_READ | PROT_WRITE);
         for (size_t k = i; k < j; k++)
-            free(pg->slots[k].twin);
+            pg->release(pg->slots[k].twin);
         i = j;
     }
     memset(pg->slots, 0, pg->cap * sizeof *pg->slots);

@@ -126,8 +126,12 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     otd_fault_describe(&ff, what, sizeof what);
     hint[0] = '\0';
     /* Only a memory fault's address says where the region reached. */
-    if ((f->flags & OTM_EXEC_FAULTED) && (f->signo == SIGSEGV || f->signo == SIGBUS) &&
-        f->code > 0)
+    if (f->flags & OTM_EXEC_PAGE_REFUSED)
+        snprintf(hint, sizeof hint, "; its rank could not place the host's page there "
+                 "(its line above says why), so the region faulted as it would without "
+                 "that memory");
+    else if ((f->flags & OTM_EXEC_FAULTED) && (f->signo == SIGSEGV || f->signo == SIGBUS) &&
+             f->code > 0)
         address_hint(f->addr, f->signo == SIGSEGV ? f->code : 0, hint, sizeof hint);
     const char *name = entry_name(d, kernel);
     snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",

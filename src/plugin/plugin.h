@@ -498,6 +498,10 @@ otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len);
  * and the pages dropped when no other region runs. OTM_OK, or the status
  * of a writeback that failed (said on stderr). */
 otm_status otp_usm_region_end(otp_plugin *p);
+/* A worker: 1 when `addr` lies in a page of rank 0's that the pager was
+ * among the last to refuse for a reason of its own (no memory, rank 0 not
+ * answering), which it said in a line; 0 otherwise. */
+int otp_usm_refused(otp_plugin *p, uint64_t addr);
 /* A worker's end: the pager's thread stopped, the pager closed. */
 void otp_usm_worker_stop(otp_plugin *p);
 /* Either rank, after its stop: the state freed. */

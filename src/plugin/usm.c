@@ -25,6 +25,8 @@
 
 /* Ranges asked for at first; a host with more says how many it has. */
 #define RANGES_FIRST 1024u
+/* Refused pages remembered for the fault reports. */
+#define REFUSED_KEPT 16u
 
 struct otp_usm {
     pthread_t thread;               /* the host's server, the worker's pager */
@@ -40,6 +42,10 @@ struct otp_usm {
     uint64_t *ranges;               /* the host's, as last received */
     uint64_t ranges_cap;
     uint8_t *records;               /* a writeback's ask (under lock) */
+    /* The last pages the pager refused for a reason of its own (no memory,
+     * rank 0 not answering), which a region's fault report names. */
+    _Atomic uint64_t refused[REFUSED_KEPT];
+    atomic_uint nrefused;
     char why[512];                  /* why the pager cannot start */
 };
 
@@ -221,10 +227,24 @@ static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
     }
     if (st == OTM_OK)
         return;
-    if (st != OTM_ERR_BAD_POINTER)
-        otp_plugin_log(OTM_LOG_ERROR, "rank %d: the host's page 0x%llx: %s", p->node.rank,
-                       (unsigned long long)page, otm_status_text(st));
+    if (st != OTM_ERR_BAD_POINTER) {
+        otp_usm *u = p->usm;
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: the host's page 0x%llx cannot be placed "
+                       "here: %s", p->node.rank, (unsigned long long)page,
+                       otm_status_text(st));
+        atomic_store(&u->refused[atomic_fetch_add(&u->nrefused, 1) % REFUSED_KEPT], page);
+    }
     otd_pager_refuse(pg, page);
+}
+
+int otp_usm_refused(otp_plugin *p, uint64_t addr)
+{
+    otp_usm *u = p->usm;
+    uint64_t page = addr & ~(otd_pager_page_size() - 1);
+    for (unsigned i = 0; u && page && i < REFUSED_KEPT; i++)
+        if (atomic_load(&u->refused[i]) == page)
+            return 1;
+    return 0;
 }
 
 static void *pager_thread(void *arg)
@@ -260,6 +280,7 @@ void otp_usm_worker_enable(otp_plugin *p)
         if (!u->records)
             snprintf(u->why, sizeof u->why, "out of memory");
         else if (otd_pager_open(&u->pager, u->why, sizeof u->why) == OTM_OK) {
+            otd_pager_use_alloc(u->pager, otp_plugin_malloc, otp_plugin_free);
             if (pthread_create(&u->thread, NULL, pager_thread, p) == 0)
                 u->thread_on = 1;
             else

@@ -14,6 +14,7 @@
  * runs against a half-torn-down plugin) is startup.c's and end.c's.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +246,9 @@ static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t n
         *fault = (otm_region_fault){
             .signo = f.signo, .code = f.code, .addr = f.addr, .exit_status = f.exit_status,
             .flags = (f.signo ? OTM_EXEC_FAULTED : OTM_EXEC_EXITED) |
-                     (f.foreign ? OTM_EXEC_FOREIGN : 0)};
+                     (f.foreign ? OTM_EXEC_FOREIGN : 0) |
+                     (f.signo == SIGSEGV && otp_usm_refused(p, f.addr) ? OTM_EXEC_PAGE_REFUSED
+                                                                        : 0)};
     return st;
 }
 

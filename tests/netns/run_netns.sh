@@ -6,6 +6,7 @@
 #
 # usage: run_netns.sh [--mpi openmpi|mpich] [--ranks N] [--hosts H] [--min-bytes B]
 #                     [--shm-control] [--timeout S] [--env NAME=VALUE]...
+#                     [--expect-fail REGEX [--expect-status N]]
 #                     RUN_OMP MPIRUN PLUGIN_DIR PROGRAM [ARGS...]
 #
 #   --mpi        the MPI the plugin (and so MPIRUN) was built for (CMake's
@@ -18,7 +19,8 @@
 #                of two hosts over the veths.
 #   RUN_OMP      tests/omp/run_omp.sh, which runs the program and checks it
 #                (PASS line, clean exit of every rank, no process left);
-#                --ranks, --timeout and --env are passed on to it.
+#                --ranks, --timeout, --env, --expect-fail and --expect-status
+#                are passed on to it.
 #   MPIRUN       omptarget-mpirun.
 #   --min-bytes  the bytes the program moves between its ranks at least
 #                (what it maps to and from its devices, read from its
@@ -95,7 +97,7 @@ control=0
 omp_opts=()
 
 usage() {
-    sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '7,9p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -106,7 +108,8 @@ while [ $# -gt 0 ]; do
     --hosts) [ $# -ge 2 ] || usage; nhosts=$2; shift 2 ;;
     --min-bytes) [ $# -ge 2 ] || usage; min_bytes=$2; shift 2 ;;
     --shm-control) control=1; shift ;;
-    --timeout | --env) [ $# -ge 2 ] || usage; omp_opts+=("$1" "$2"); shift 2 ;;
+    --timeout | --env | --expect-fail | --expect-status)
+        [ $# -ge 2 ] || usage; omp_opts+=("$1" "$2"); shift 2 ;;
     --) shift; break ;;
     -*) usage ;;
     *) break ;;
