@@ -142,6 +142,12 @@ END {
             "OpenMP, pages on demand", "map_pages_" k, "mapped")
     }
     row("usm_faults", "host pages served to one device", "OpenMP, pages on demand", "self")
+    # Calls through rank 0's addresses in a region (bench_host_code.c).
+    row("call_device_ns", "a call through a pointer to a device function", "OpenMP, one region")
+    row("call_host_table_ns", "a call through rank 0's constant table (a virtual call)",
+        "OpenMP, one region", "call_device_ns", "device")
+    row("call_host_ptr_ns", "a call through a host function pointer (one signal)",
+        "OpenMP, one region", "call_device_ns", "device")
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
     for (i = 0; i < nc; i++) {
