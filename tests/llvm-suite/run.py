@@ -412,7 +412,8 @@ class ByDesign:
     @staticmethod
     def run_again(run):
         """The exit status and output (stdout and stderr) of the script
-        launch-cc.sh wrote for RUN's program, run with no argument."""
+        launch-cc.sh wrote for RUN's program, run with no argument: the
+        launcher's status (the script dies of signal N for 128 + N)."""
         script = run.program[:-len(".bin")]
         try:
             p = subprocess.run([script], env=clean_environment(), stdout=subprocess.PIPE,
@@ -420,7 +421,7 @@ class ByDesign:
                                timeout=TEST_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired) as e:
             return -1, str(e)
-        return p.returncode, p.stdout
+        return (128 - p.returncode if p.returncode < 0 else p.returncode), p.stdout
 
 
 # The plugin's report of a fault outside any region: after a region's

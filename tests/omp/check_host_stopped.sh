@@ -5,7 +5,7 @@
 # them), and once rank 0 is continued the job goes on and passes.
 #
 # Starts `LAUNCHER -n 3 PROGRAM` (omp_usm_paging, its regions summing the
-# host's array for 20 s) with OMPTARGET_MPI_INFO=1 (the device map gives
+# host's array for 13 s) with OMPTARGET_MPI_INFO=1 (the device map gives
 # rank 0's pid); once a region runs (the file it creates), stops rank 0,
 # continues it 10 s later, and fails unless the job then ends within 30 s
 # with status 0, the program's PASS line, no error of the plugin on
@@ -19,7 +19,7 @@ prog=$(cd "$(dirname "$2")" && pwd -P)/$(basename "$2")
 host=
 trap '[ -n "$host" ] && kill -CONT "$host" 2>/dev/null; job_cleanup' EXIT
 job_start_env
-export OMPTARGET_MPI_INFO=1 OTM_TEST_SECONDS=20
+export OMPTARGET_MPI_INFO=1 OTM_TEST_SECONDS=13
 "$launcher" -n 3 "$prog" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 job_wait_run "$pid"

@@ -1,6 +1,7 @@
 /* omp_host_dies: EXPECTED TO FAIL (check_status.sh). After a region on
  * each device, the program itself (rank 0) ends as OTM_TEST_VARIANT says:
- *   abort      abort(): SIGABRT, 134 from a shell
+ *   abort      abort(): SIGABRT, 134 from a shell (not in the tests:
+ *              `mandatory` takes the same path)
  *   segv       a store through NULL in the host's own code: 139
  *   mandatory  a region on a device that does not exist, with
  *              OMP_TARGET_OFFLOAD=MANDATORY set by the check: libomptarget
