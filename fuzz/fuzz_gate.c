@@ -142,22 +142,28 @@ static int answerable(const otm_notify *n, const otm_node *worker)
            (n->tag >= OTM_TAG_FIRST || exit_tag);
 }
 
+/* The worker serves its CPU and two proxied units (sim/device.h): a
+ * notification may name any of them, or one it does not have. */
+#define UNITS 3
+
 static sim_config world_config(void)
 {
     sim_config cfg = sim_config_default();
     cfg.workers = 1;
+    cfg.units = UNITS;
     cfg.node.timeout_ns = EVENT_TIMEOUT_NS;
     cfg.quiet = !getenv("OTM_FUZZ_VERBOSE");
     return cfg;
 }
 
-/* What the nodes hold at rest, beyond sim_world_rest. */
+/* What the nodes hold at rest, beyond sim_world_rest; per unit of the
+ * worker. */
 typedef struct rest {
     sim_rest ranks[2];
     otm_life life[2];
     int gate_posted;
-    size_t regions, nkernels, nimages;
-    uint64_t kernels[16], image_ids[4];
+    size_t regions[UNITS], nkernels[UNITS], nimages[UNITS];
+    uint64_t kernels[UNITS][16], image_ids[UNITS][4];
     int retired[8];         /* host: tags quarantined, per communicator */
     int cursor[8];          /* host: next tag to try, per communicator */
     uint64_t next_comm, next_id[2];
@@ -179,8 +185,11 @@ static int take_rest(scn *s, rest *r)
         r->next_id[k] = n->next_id;
     }
     const otm_node *h = sim_world_node(s->w, 0), *wk = sim_world_node(s->w, 1);
-    if (h->cfg.ncomms > 8 || wk->nkernels > 16 || wk->nimages > 4)
+    if (h->cfg.ncomms > 8 || wk->nunits != UNITS)
         return -1;
+    for (int u = 0; u < UNITS; u++)
+        if (wk->units[u].nkernels > 16 || wk->units[u].nimages > 4)
+            return -1;
     for (int c = 0; c < h->cfg.ncomms; c++) {
         if (h->tags[c].live)
             return -1;
@@ -189,12 +198,15 @@ static int take_rest(scn *s, rest *r)
     }
     r->next_comm = h->next_comm;
     r->gate_posted = wk->gate_req != MPI_REQUEST_NULL;
-    r->regions = wk->registry.count;
-    r->nkernels = wk->nkernels;
-    memcpy(r->kernels, wk->kernels, wk->nkernels * sizeof *wk->kernels);
-    r->nimages = wk->nimages;
-    for (size_t i = 0; i < wk->nimages; i++)
-        r->image_ids[i] = wk->images[i].id;
+    for (int u = 0; u < UNITS; u++) {
+        const otm_unit *un = &wk->units[u];
+        r->regions[u] = un->registry.count;
+        r->nkernels[u] = un->nkernels;
+        memcpy(r->kernels[u], un->kernels, un->nkernels * sizeof *un->kernels);
+        r->nimages[u] = un->nimages;
+        for (size_t i = 0; i < un->nimages; i++)
+            r->image_ids[u][i] = un->images[i].id;
+    }
     return 0;
 }
 
@@ -212,12 +224,14 @@ static int same_rest(const rest *a, const rest *b, int ncomms)
 {
     if (!same_sim_rest(&a->ranks[0], &b->ranks[0]) ||
         !same_sim_rest(&a->ranks[1], &b->ranks[1]) || a->life[0] != b->life[0] ||
-        a->life[1] != b->life[1] || a->gate_posted != b->gate_posted ||
-        a->regions != b->regions || a->nkernels != b->nkernels ||
-        a->nimages != b->nimages ||
-        memcmp(a->kernels, b->kernels, a->nkernels * sizeof *a->kernels) ||
-        memcmp(a->image_ids, b->image_ids, a->nimages * sizeof *a->image_ids))
+        a->life[1] != b->life[1] || a->gate_posted != b->gate_posted)
         return 0;
+    for (int u = 0; u < UNITS; u++)
+        if (a->regions[u] != b->regions[u] || a->nkernels[u] != b->nkernels[u] ||
+            a->nimages[u] != b->nimages[u] ||
+            memcmp(a->kernels[u], b->kernels[u], a->nkernels[u] * sizeof *a->kernels[u]) ||
+            memcmp(a->image_ids[u], b->image_ids[u], a->nimages[u] * sizeof *a->image_ids[u]))
+            return 0;
     for (int c = 0; c < ncomms; c++)
         if (a->retired[c] != b->retired[c])
             return 0;

@@ -72,6 +72,19 @@ int main(int argc, char **argv)
     SEED("load-send", n.kind = OTM_KIND_LOAD, n.p.load.id = 3, n.p.load.entries = 8, n.p.load.frag = 4,
          n.p.load.inline_max = 64, n.flags = OTM_LOAD_SEND, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE);
     SEED("unload", n.kind = OTM_KIND_UNLOAD, n.p.unload.id = 1);
+    /* The worker's proxied units (fuzz_gate's world has two), and one it
+     * does not have. */
+    SEED("unit-alloc", n.kind = OTM_KIND_ALLOC, n.p.alloc.size = 64, n.unit = 1);
+    SEED("unit-submit-frags", n.kind = OTM_KIND_SUBMIT, n.p.submit.addr = 0xa000010000000000ull,
+         n.p.submit.size = 16, n.p.submit.frag = 4, n.unit = 1);
+    SEED("unit-retrieve", n.kind = OTM_KIND_RETRIEVE, n.p.retrieve.addr = 0xa000020000000000ull,
+         n.p.retrieve.size = 8, n.p.retrieve.frag = 4, n.p.retrieve.inline_max = 4, n.unit = 2);
+    SEED("unit-exchange-local", n.kind = OTM_KIND_EXCHANGE, n.p.exchange.src = 0xa000010000000000ull,
+         n.p.exchange.dst = 0xa000020000000000ull, n.p.exchange.size = 8, n.p.exchange.frag = 4,
+         n.peer = 1, n.flags = OTM_XCHG_LOCAL, n.unit = 1, n.peer_unit = 2);
+    SEED("unit-load", n.kind = OTM_KIND_LOAD, n.p.load.id = 4, n.p.load.entries = 8, n.p.load.frag = 4,
+         n.p.load.inline_max = 4096, n.inline_len = OTM_WIRE_LOAD_DESC_SIZE, n.unit = 2);
+    SEED("unit-missing", n.kind = OTM_KIND_ALLOC, n.p.alloc.size = 8, n.unit = 9);
     SEED("ping", n.kind = OTM_KIND_PING);
     SEED("bad-version", n.kind = OTM_KIND_ALLOC, n.version = OTM_WIRE_VERSION + 1);
     SEED("bad-kind", n.kind = 99);

@@ -1,12 +1,14 @@
 /*
  * sim/device.c - the simulated device of every worker (sim/device.h): the
  * kernels, the pattern images and their entries, and the output regions
- * print, behind the otm_device_ops the core calls.
+ * print, behind the otm_device_ops the core calls; and the proxied units,
+ * whose memory is an arena the worker cannot address.
  */
 #include "device.h"
 
 #include "otm/wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static otm_status k_inc(void **args, uint32_t nargs)
@@ -42,12 +44,113 @@ uint64_t sim_names_hash(void)
     return h;
 }
 
-static otm_status dev_run(void *ctx, uint64_t kernel, void **args,
+uint64_t sim_unit_kernel_addr(uint16_t u, sim_kernel k)
+{
+    return sim_kernel_addr(k) + 0x1000u * (uint64_t)u;
+}
+
+/* ---- proxied units: an arena of the device's --------------------------------- */
+
+static sim_unit *unit_of(sim_device *dev, uint16_t u)
+{
+    return u >= 1 && u < dev->units && u < SIM_MAX_UNITS ? &dev->unit[u] : NULL;
+}
+
+uint8_t *sim_unit_bytes(sim_device *dev, uint16_t u, uint64_t addr, uint64_t len)
+{
+    sim_unit *un = unit_of(dev, u);
+    uint64_t base = SIM_UNIT_BASE(u);
+    if (!un || addr < base || addr - base > un->used || len > un->used - (addr - base))
+        return NULL;
+    return un->arena + (addr - base);
+}
+
+static otm_status mem_alloc(void *ctx, uint16_t u, uint64_t size, uint64_t kind,
+                            uint64_t *addr)
+{
+    sim_unit *un = unit_of(ctx, u);
+    uint64_t need = (size ? size : 1) + 15;
+    (void)kind;
+    if (!un || need > SIM_UNIT_ARENA_MAX - un->used)
+        return un ? OTM_ERR_NOMEM : OTM_ERR_NO_DEVICE;
+    if (un->used + need > un->cap) {
+        uint64_t cap = un->cap ? un->cap : 4096;
+        while (cap < un->used + need)
+            cap *= 2;
+        uint8_t *grown = realloc(un->arena, (size_t)cap);
+        if (!grown)
+            return OTM_ERR_NOMEM;
+        un->arena = grown, un->cap = cap;
+    }
+    *addr = SIM_UNIT_BASE(u) + un->used;
+    un->used += need & ~15ull;
+    un->allocs++;
+    return OTM_OK;
+}
+
+static otm_status mem_free(void *ctx, uint16_t u, uint64_t addr)
+{
+    sim_unit *un = unit_of(ctx, u);
+    if (!un || !sim_unit_bytes(ctx, u, addr, 0) || !un->allocs)
+        return OTM_ERR_BAD_POINTER;
+    un->allocs--;
+    return OTM_OK;
+}
+
+static otm_status mem_put(void *ctx, uint16_t u, uint64_t dst, const void *src, uint64_t len)
+{
+    uint8_t *at = sim_unit_bytes(ctx, u, dst, len);
+    if (!at)
+        return OTM_ERR_BAD_POINTER;
+    memcpy(at, src, len);
+    return OTM_OK;
+}
+
+static otm_status mem_get(void *ctx, uint16_t u, void *dst, uint64_t src, uint64_t len)
+{
+    uint8_t *at = sim_unit_bytes(ctx, u, src, len);
+    if (!at)
+        return OTM_ERR_BAD_POINTER;
+    memcpy(dst, at, len);
+    return OTM_OK;
+}
+
+static otm_status mem_copy(void *ctx, uint16_t su, uint64_t src, uint16_t du, uint64_t dst,
+                           uint64_t len)
+{
+    uint8_t *from = sim_unit_bytes(ctx, su, src, len), *to = sim_unit_bytes(ctx, du, dst, len);
+    if (!from || !to)
+        return OTM_ERR_BAD_POINTER;
+    memmove(to, from, len);
+    return OTM_OK;
+}
+
+/* A kernel on a proxied unit: its arguments are the unit's addresses. */
+static otm_status unit_run(sim_device *dev, uint16_t u, uint64_t kernel, void **args,
+                           uint32_t nargs)
+{
+    if (kernel == sim_unit_kernel_addr(u, SIM_K_NOP) ||
+        kernel == sim_unit_kernel_addr(u, SIM_K_SLEEP))
+        return OTM_OK;
+    if (kernel != sim_unit_kernel_addr(u, SIM_K_INC) || nargs < 2)
+        return OTM_ERR_KERNEL;     /* FAIL, FAULT, PRINT, USM: a failed launch */
+    uint64_t n = (uint64_t)(uintptr_t)args[1];
+    uint8_t *p = sim_unit_bytes(dev, u, (uint64_t)(uintptr_t)args[0], n);
+    if (!p)
+        return OTM_ERR_KERNEL;
+    for (uint64_t i = 0; i < n; i++)
+        p[i]++;
+    return OTM_OK;
+}
+
+static otm_status dev_run(void *ctx, uint16_t unit, uint64_t kernel, void **args,
                           uint32_t nargs, uint64_t teams, uint64_t threads,
                           otm_region_fault *fault)
 {
     sim_device *dev = ctx;
     (void)teams, (void)threads;
+    if (unit)
+        return unit_run(dev, unit, kernel, args, nargs);
     if (kernel == sim_kernel_addr(SIM_K_INC))
         return k_inc(args, nargs);
     if (kernel == sim_kernel_addr(SIM_K_NOP) || kernel == sim_kernel_addr(SIM_K_SLEEP))
@@ -108,8 +211,8 @@ uint64_t sim_image_hash(uint64_t n)
     return h;
 }
 
-static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry **e,
-                           uint64_t *count)
+static otm_status dev_load(void *ctx, uint16_t unit, const otm_image_ref *ref,
+                           const otm_entry **e, uint64_t *count)
 {
     sim_device *dev = ctx;
     if (ref->names_hash != sim_names_hash())
@@ -118,6 +221,23 @@ static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry 
         return OTM_ERR_NO_IMAGE;
     if (ref->bytes && !is_pattern(ref->bytes, ref->size))
         return OTM_ERR_INVALID;
+    if (unit) {
+        /* A proxied unit's image: its kernels and a global in its arena
+         * (the first load allocates it). */
+        sim_unit *un = unit_of(dev, unit);
+        if (!un)
+            return OTM_ERR_NO_DEVICE;
+        uint64_t global = un->entries[SIM_K_COUNT].addr;
+        if (!global && mem_alloc(dev, unit, SIM_GLOBAL_SIZE, 0, &global))
+            return OTM_ERR_NOMEM;
+        un->images++;
+        for (int k = 0; k < SIM_K_COUNT; k++)
+            un->entries[k] = (otm_entry){sim_unit_kernel_addr(unit, (sim_kernel)k), 0};
+        un->entries[SIM_K_COUNT] = (otm_entry){global, SIM_GLOBAL_SIZE};
+        *e = un->entries;
+        *count = SIM_K_COUNT + 1;
+        return OTM_OK;
+    }
     dev->images++;
     for (int k = 0; k < SIM_K_COUNT; k++)
         dev->entries[k] = (otm_entry){sim_kernel_addr((sim_kernel)k), 0};
@@ -128,18 +248,35 @@ static otm_status dev_load(void *ctx, const otm_image_ref *ref, const otm_entry 
     return OTM_OK;
 }
 
-static void dev_unload(void *ctx, uint64_t id)
+static void dev_unload(void *ctx, uint16_t unit, uint64_t id)
 {
+    sim_device *dev = ctx;
     (void)id;
-    ((sim_device *)ctx)->images--;
+    if (unit_of(dev, unit))
+        dev->unit[unit].images--;
+    else
+        dev->images--;
 }
 
 otm_device_ops sim_device_ops(sim_device *dev)
 {
     otm_device_ops ops = {
+        .units = dev->units,
         .load_image = dev_load, .unload_image = dev_unload,
         .run_kernel = dev_run, .output_pending = dev_pending,
         .output_take = dev_take, .ctx = dev,
     };
+    if (dev->units > 1) {
+        ops.mem_alloc = mem_alloc, ops.mem_free = mem_free;
+        ops.mem_put = mem_put, ops.mem_get = mem_get, ops.mem_copy = mem_copy;
+    }
     return ops;
+}
+
+void sim_device_fini(sim_device *dev)
+{
+    for (int u = 1; u < SIM_MAX_UNITS; u++) {
+        free(dev->unit[u].arena);
+        dev->unit[u] = (sim_unit){0};
+    }
 }

@@ -55,7 +55,27 @@ uint64_t sim_image_hash(uint64_t n);
 const char *sim_entry_name(int k);
 uint64_t sim_names_hash(void);
 
-/* One worker's device. Zeroed: no image loaded, no output. */
+/* Proxied units (otm/node.h): a worker may serve up to SIM_MAX_UNITS
+ * devices. Unit 0 is the worker's own memory, as above. A proxied unit
+ * stands for an accelerator: its memory is an arena of the device's,
+ * whose addresses are SIM_UNIT_BASE(u) + offset, non-canonical on x86_64,
+ * so that code of the worker that took one for its own memory faults at
+ * once; the core reaches it only through the mem_* hooks. Each unit's
+ * images list the kernels at addresses of its own (sim_unit_kernel_addr)
+ * and a global in its arena; SIM_K_INC adds one to the arena's bytes. */
+#define SIM_MAX_UNITS 4
+#define SIM_UNIT_BASE(u) (0xa000000000000000ull + ((uint64_t)(u) << 40))
+#define SIM_UNIT_ARENA_MAX (64ull << 20)
+
+typedef struct sim_unit {
+    uint8_t *arena;         /* malloc'd, grows; freed by sim_device_fini */
+    uint64_t used, cap;     /* bump allocation */
+    uint64_t allocs;        /* live allocations (mem_alloc minus mem_free) */
+    int64_t images;
+    otm_entry entries[SIM_K_COUNT + 1];
+} sim_unit;
+
+/* One worker's device. Zeroed: no image loaded, no output, one unit. */
 typedef struct sim_device {
     uint8_t global[SIM_GLOBAL_SIZE];
     otm_entry entries[SIM_K_COUNT + 1];
@@ -64,9 +84,21 @@ typedef struct sim_device {
     uint64_t out_next;      /* index of the next stdout byte printed */
     uint64_t out_taken;     /* index of the next stdout byte taken */
     otm_status usm_status;  /* what the SIM_K_USM region taken next returns */
+    uint16_t units;         /* 0 or 1: unit 0 alone; up to SIM_MAX_UNITS */
+    sim_unit unit[SIM_MAX_UNITS];   /* [0] unused */
 } sim_device;
+
+/* The address of kernel k on unit u of a device (unit 0: sim_kernel_addr). */
+uint64_t sim_unit_kernel_addr(uint16_t u, sim_kernel k);
 
 /* The ops the core calls on `dev` (their ctx); `dev` outlives the node. */
 otm_device_ops sim_device_ops(sim_device *dev);
+
+/* The arena bytes [addr, addr + len) of a proxied unit, or NULL when they
+ * are not all in it: for the tests to read what landed. */
+uint8_t *sim_unit_bytes(sim_device *dev, uint16_t u, uint64_t addr, uint64_t len);
+
+/* Frees the proxied units' arenas. */
+void sim_device_fini(sim_device *dev);
 
 #endif

@@ -48,8 +48,13 @@ void scn_close(scn *s)
     s->w = NULL;
 }
 
-static otm_status put(scn *s, int qi, const otm_op *op)
+/* The op with its devices (SCN_DEV) split into rank and unit. */
+static otm_status put(scn *s, int qi, const otm_op *given)
 {
+    otm_op copy = *given, *op = &copy;
+    op->unit = SCN_UNIT(given->rank), op->rank = SCN_RANK(given->rank);
+    if (op->kind == OTM_KIND_EXCHANGE)
+        op->peer_unit = SCN_UNIT(given->peer), op->peer = SCN_RANK(given->peer);
     otm_event *ev = NULL;
     int keep = s->keep && s->nev < (int)(sizeof s->ev / sizeof *s->ev);
     otm_status st = otm_host_enqueue(sim_world_node(s->w, 0), s->q[qi], op,
@@ -75,8 +80,8 @@ otm_status scn_load(scn *s, int qi, int rank)
     otm_op op = {.kind = OTM_KIND_LOAD, .rank = rank,
                  .image = {.id = ++s->next_image, .size = 8, .hash = sim_image_hash(8),
                            .names_hash = sim_names_hash()},
-                 .host = s->entries[rank], .size = SIM_K_COUNT + 1,
-                 .result = &s->nentries[rank]};
+                 .host = s->entries[SCN_RANK(rank)], .size = SIM_K_COUNT + 1,
+                 .result = &s->nentries[SCN_RANK(rank)]};
     return put(s, qi, &op);
 }
 
@@ -87,8 +92,8 @@ otm_status scn_load_bytes(scn *s, int qi, int rank, const uint8_t *bytes,
                  .image = {.id = ++s->next_image, .bytes = bytes, .size = size,
                            .hash = otm_wire_hash(bytes, (size_t)size, OTM_WIRE_HASH_SEED),
                            .names_hash = sim_names_hash(), .send = 1},
-                 .host = s->entries[rank], .size = SIM_K_COUNT + 1,
-                 .result = &s->nentries[rank]};
+                 .host = s->entries[SCN_RANK(rank)], .size = SIM_K_COUNT + 1,
+                 .result = &s->nentries[SCN_RANK(rank)]};
     if (id)
         *id = op.image.id;
     return put(s, qi, &op);
@@ -142,7 +147,7 @@ otm_status scn_execute(scn *s, int qi, int rank, sim_kernel k, uint64_t a0,
     uint64_t args[2] = {a0, a1};
     int64_t offsets[2] = {0, 0};
     otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = rank,
-                 .arg = sim_kernel_addr(k), .nargs = 2, .args = args,
+                 .arg = sim_unit_kernel_addr(SCN_UNIT(rank), k), .nargs = 2, .args = args,
                  .offsets = offsets, .teams = 1, .threads = 1};
     return put(s, qi, &op);
 }
@@ -233,9 +238,11 @@ void scn_enqueue_all_kinds(scn *s)
     scn_retrieve(s, 1, 2, s->out[2], g2, 5);
 }
 
-uint64_t scn_global(scn *s, int rank)
+uint64_t scn_global(scn *s, int dev)
 {
-    return (uint64_t)(uintptr_t)sim_world_global(s->w, rank);
+    if (SCN_UNIT(dev))
+        return SIM_UNIT_BASE(SCN_UNIT(dev));
+    return (uint64_t)(uintptr_t)sim_world_global(s->w, SCN_RANK(dev));
 }
 
 void scn_pattern(uint8_t *p, uint64_t n, unsigned seed)
@@ -677,5 +684,118 @@ sim_result scn_run_end(const sim_config *cfg, const scn_end_plan *plan, sim_trac
         sim_world_take_trace(r->s.w, trace);
     scn_close(&r->s);
     free(r);
+    return res;
+}
+
+/* ---- proxied units ---------------------------------------------------------- */
+
+/* The world of the units' cases: two workers, each its CPU and two
+ * proxied units. */
+static int open_units(scn *s, const sim_config *cfg)
+{
+    sim_config conf = *cfg;
+    conf.workers = conf.workers < 2 ? 2 : conf.workers;
+    conf.units = 3;
+    if (scn_open(s, &conf, 2))
+        return -1;
+    scn_pattern(s->in[1], SCN_BUF, 13);
+    return 0;
+}
+
+static int units_check(scn *s, uint64_t n)
+{
+    uint8_t want[SCN_BUF];
+    for (uint64_t i = 0; i < n; i++)
+        want[i] = (uint8_t)(s->in[1][i] + 1);
+    if (queues_ok(s) || bytes_equal(s, s->out[1], want, n, "retrieved from unit 1 of rank 1") ||
+        bytes_equal(s, s->out[2], want, n, "retrieved from the CPU of rank 2"))
+        return -1;
+    const uint8_t *arena = sim_unit_bytes(sim_world_device(s->w, 2), 2, scn_global(s, SCN_DEV(2, 2)), n);
+    if (!arena)
+        return fail(s, "unit 2 of rank 2 holds no global");
+    if (bytes_equal(s, arena, want, n, "unit 2 of rank 2 after the exchange"))
+        return -1;
+    uint64_t a = s->addr[0];
+    if (!sim_unit_bytes(sim_world_device(s->w, 1), 2, a, n ? n : 1))
+        return fail(s, "an ALLOC on unit 2 of rank 1 returned no address of its arena");
+    return 0;
+}
+
+sim_result scn_run_units(const sim_config *cfg, uint64_t n, sim_trace *trace)
+{
+    scn s;
+    if (n > SIM_GLOBAL_SIZE || open_units(&s, cfg))
+        return SIM_VIOLATION;
+    int d11 = SCN_DEV(1, 1), d12 = SCN_DEV(1, 2), d22 = SCN_DEV(2, 2), d20 = SCN_DEV(2, 0);
+    scn_load(&s, 0, d11);
+    scn_load(&s, 0, d12);
+    scn_load(&s, 1, d22);
+    scn_load(&s, 1, d20);
+    sim_result res = sim_world_run_queue(s.w, s.q[0]);
+    if (res == SIM_OK)
+        res = sim_world_run_queue(s.w, s.q[1]);
+    sim_world_mark(s.w);
+    if (res == SIM_OK) {
+        scn_submit(&s, 0, d11, scn_global(&s, d11), s.in[1], n);
+        scn_execute(&s, 0, d11, SIM_K_INC, scn_global(&s, d11), n);
+        scn_exchange(&s, 0, d11, scn_global(&s, d11), d12, scn_global(&s, d12), n);
+        scn_exchange(&s, 0, d12, scn_global(&s, d12), d22, scn_global(&s, d22), n);
+        scn_exchange(&s, 0, d22, scn_global(&s, d22), d20, scn_global(&s, d20), n);
+        scn_retrieve(&s, 0, d20, s.out[2], scn_global(&s, d20), n);
+        scn_retrieve(&s, 0, d11, s.out[1], scn_global(&s, d11), n);
+        scn_alloc(&s, 1, d12, n, &s.addr[0]);
+        res = sim_world_run_queue(s.w, s.q[0]);
+        if (res == SIM_OK)
+            res = sim_world_run_queue(s.w, s.q[1]);
+    }
+    /* What the ALLOC returned goes, once it ran; an address of another
+     * unit is refused. */
+    if (res == SIM_OK && units_check(&s, n))
+        res = SIM_VIOLATION;
+    if (res == SIM_OK) {
+        scn_delete(&s, 0, d12, s.addr[0]);
+        scn_delete(&s, 1, d11, s.addr[0]);
+        res = sim_world_run(s.w);
+        if (res == SIM_OK && (s.q[0]->status != OTM_OK || s.q[1]->status != OTM_ERR_BAD_POINTER))
+            res = (fail(&s, "DELETE statuses on the units"), SIM_VIOLATION);
+    }
+    if (res == SIM_OK) {
+        scn_drop_refs(&s);
+        res = sim_world_teardown(s.w);
+    }
+    if (trace)
+        sim_world_take_trace(s.w, trace);
+    scn_close(&s);
+    return res;
+}
+
+sim_result scn_run_unit_exchange(const sim_config *cfg, sim_trace *trace)
+{
+    scn s;
+    if (open_units(&s, cfg))
+        return SIM_VIOLATION;
+    int d11 = SCN_DEV(1, 1), d21 = SCN_DEV(2, 1);
+    scn_load(&s, 0, d11);
+    scn_load(&s, 0, d21);
+    sim_result res = sim_world_run_queue(s.w, s.q[0]);
+    sim_world_mark(s.w);
+    uint8_t *src = sim_unit_bytes(sim_world_device(s.w, 1), 1, scn_global(&s, d11), 1);
+    if (res == SIM_OK && !src)
+        res = (fail(&s, "unit 1 of rank 1 holds no global"), SIM_VIOLATION);
+    if (res == SIM_OK) {
+        *src = 0x5a;
+        scn_exchange(&s, 0, d11, scn_global(&s, d11), d21, scn_global(&s, d21), 1);
+        res = sim_world_run(s.w);
+    }
+    const uint8_t *dst = sim_unit_bytes(sim_world_device(s.w, 2), 1, scn_global(&s, d21), 1);
+    if (res == SIM_OK && (queues_ok(&s) || !dst || *dst != 0x5a))
+        res = (fail(&s, "unit 1 of rank 2 after the exchange"), SIM_VIOLATION);
+    if (res == SIM_OK) {
+        scn_drop_refs(&s);
+        res = sim_world_teardown(s.w);
+    }
+    if (trace)
+        sim_world_take_trace(s.w, trace);
+    scn_close(&s);
     return res;
 }

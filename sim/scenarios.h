@@ -45,6 +45,13 @@ int scn_open(scn *s, const sim_config *cfg, int nq);
 /* Frees the world (after sim_world_run) and dropped references. */
 void scn_close(scn *s);
 
+/* A device of the world for the enqueue helpers' `rank`, `src` and `dst`:
+ * worker `rank`'s unit `unit` (sim/device.h, sim_config.units). A plain
+ * rank is its unit 0. */
+#define SCN_DEV(rank, unit) ((rank) | ((unit) << 8))
+#define SCN_RANK(dev) ((dev) & 0xff)
+#define SCN_UNIT(dev) ((uint16_t)((dev) >> 8))
+
 /* Enqueue helpers; each asserts the enqueue succeeded (returns its status so
  * tests of bad input can check errors instead). */
 otm_status scn_load(scn *s, int qi, int rank);
@@ -66,8 +73,10 @@ otm_status scn_execute(scn *s, int qi, int rank, sim_kernel k, uint64_t a0,
 /* Records the last event of queue `from` and makes queue `qi` wait for it. */
 otm_status scn_wait_for(scn *s, int qi, int from);
 
-/* The device address of worker `rank`'s global. */
-uint64_t scn_global(scn *s, int rank);
+/* The device address of the global of device `dev` (SCN_DEV): worker
+ * memory for unit 0, the start of a proxied unit's arena otherwise (where
+ * its first LOAD puts it). */
+uint64_t scn_global(scn *s, int dev);
 /* Drops the references kept with s->keep (before sim_world_teardown). */
 void scn_drop_refs(scn *s);
 
@@ -109,6 +118,25 @@ void scn_pattern(uint8_t *p, uint64_t n, unsigned seed);
  * the failure; a data mismatch is SIM_VIOLATION (and printed). */
 sim_result scn_run_case(const sim_config *cfg, scn_case c, uint64_t size,
                         sim_trace *trace);
+
+/* Proxied units end to end (sim/device.h): two workers serving their CPU
+ * and two proxied units each (cfg's units and workers raised to 3 and 2).
+ * After loads on units (1,1), (1,2), (2,2) and (2,0) (rank, unit): n bytes
+ * of in[1] submitted to (1,1)'s global, SIM_K_INC run on them there, then
+ * exchanged (1,1) -> (1,2) within the rank, (1,2) -> (2,2) across ranks,
+ * (2,2) -> (2,0) to the CPU, retrieved from (2,0) into out[2] and from
+ * (1,1) into out[1], and an allocation on (1,2); once that ran, a DELETE
+ * of it, and one of the same address on (1,1), which must be refused.
+ * Checks both retrieved buffers and (2,2)'s arena against in[1] + 1, the
+ * allocation's address, every status, and the world's teardown. n is at
+ * most SIM_GLOBAL_SIZE. Returns SIM_OK or the failure; moves the trace
+ * into *trace (may be NULL). */
+sim_result scn_run_units(const sim_config *cfg, uint64_t n, sim_trace *trace);
+
+/* The smallest case of proxied units, for the exhaustive enumeration: a
+ * byte exchanged from unit 1 of rank 1 to unit 1 of rank 2 (both staged),
+ * after loads on both. */
+sim_result scn_run_unit_exchange(const sim_config *cfg, sim_trace *trace);
 
 /*
  * The end of the job from several host threads, as the plugin's entry

@@ -356,6 +356,7 @@ static int init_ranks(sim_world *w)
         rank_ctx *rc = &w->ctx[r];
         rc->w = w;
         rc->rank = r;
+        rc->dev.units = r > 0 ? (uint16_t)w->cfg.units : 0;
         otm_hooks h = hooks_for(rc);
         sim_net_set_rank(w->net, r);
         int provided = 0;
@@ -407,7 +408,8 @@ static void replay_from_env(sim_world *w)
 
 sim_world *sim_world_create(const sim_config *cfg)
 {
-    if (cfg->workers < 1 || cfg->workers > SIM_MAX_WORKERS)
+    if (cfg->workers < 1 || cfg->workers > SIM_MAX_WORKERS || cfg->units < 0 ||
+        cfg->units > SIM_MAX_UNITS)
         return NULL;
     sim_world *w = calloc(1, sizeof *w);
     if (!w)
@@ -478,8 +480,10 @@ void sim_world_destroy(sim_world *w)
         sim_net_install(NULL);
     sim_net_destroy(w->net);
     sim_oracle_free(w->oracle);
-    for (int r = 0; r < w->nranks; r++)
+    for (int r = 0; r < w->nranks; r++) {
         free(w->ctx[r].blocks);
+        sim_device_fini(&w->ctx[r].dev);
+    }
     free(w->taken);
     free(w->options);
     free(w->choice_text);
@@ -496,6 +500,7 @@ const otm_page_server *sim_world_page_server(const sim_world *w)
     return w->pages ? &w->pages->server : NULL;
 }
 uint8_t *sim_world_global(sim_world *w, int rank) { return w->ctx[rank].dev.global; }
+sim_device *sim_world_device(sim_world *w, int rank) { return &w->ctx[rank].dev; }
 uint64_t sim_world_steps(const sim_world *w) { return w->steps; }
 uint64_t sim_world_hash(const sim_world *w) { return w->hash; }
 uint64_t sim_world_time(const sim_world *w) { return w->now; }

@@ -82,6 +82,9 @@ typedef struct sim_config {
                                  * initialises and finalises it as its own */
     int late_send_tests;        /* 1: a send's first MPI_Test after it
                                  * completed says it runs (sim/net.h) */
+    int units;                  /* 0 or 1: each worker serves its own CPU
+                                 * alone; 2..SIM_MAX_UNITS: also proxied
+                                 * units 1.. (sim/device.h) */
     int pages;                  /* 1: unified shared memory (sim/pages.h):
                                  * rank 0 serves pages of its memory
                                  * (sim_world_host_memory) and each worker
@@ -134,8 +137,9 @@ int sim_world_thread(sim_world *w, sim_thread_fn step, void *ctx);
  * (its counts); NULL without. */
 uint8_t *sim_world_host_memory(sim_world *w);
 const otm_page_server *sim_world_page_server(const sim_world *w);
-/* The worker's global (for checks). */
+/* The worker's global (for checks), and its device (sim/device.h). */
 uint8_t *sim_world_global(sim_world *w, int rank);
+sim_device *sim_world_device(sim_world *w, int rank);
 
 /* Makes the next raw MPI calls of the test act as `rank` (tests that play a
  * misbehaving peer by hand). */

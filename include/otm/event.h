@@ -138,6 +138,9 @@ typedef struct otm_op {
     otm_kind kind;
     int rank;               /* worker that serves it (source for EXCHANGE) */
     int peer;               /* EXCHANGE: destination worker */
+    uint16_t unit;          /* the worker's device (source for EXCHANGE):
+                             * 0 its own CPU, 1.. those it proxies */
+    uint16_t peer_unit;     /* EXCHANGE: the destination's device */
     uint64_t addr;          /* device address (source for EXCHANGE) */
     uint64_t addr2;         /* EXCHANGE: destination address */
     uint64_t size;          /* bytes; ALLOC: bytes to allocate */
@@ -177,6 +180,10 @@ struct otm_event {
     int refs;               /* queue + external references (record_event) */
     int rank;               /* the peer rank this half talks to */
     int peer;               /* EXCHANGE: the other worker */
+    uint16_t unit;          /* the worker's device (otm/wire.h); origin of
+                             * an EXCHANGE: the source's */
+    uint16_t peer_unit;     /* EXCHANGE: the device at the other end;
+                             * origin: the destination's */
     int comm;               /* index into the communicator pool, -1 none */
     int tag;                /* -1 until a tag is held */
     otm_params p;           /* parameters, as in the notification */

@@ -7,7 +7,10 @@
  * file-scope mutable state exists, so the simulator can hold every rank of a
  * job in one process.
  *
- * Rank 0 is the host; every other rank is a worker (one OpenMP device).
+ * Rank 0 is the host; every other rank is a worker, which serves one or
+ * more OpenMP devices, its units (otm/wire.h): unit 0 is its own CPU, whose
+ * memory is the worker's own; units 1 and up are the devices of plugins it
+ * proxies, whose memory it reaches only through the device hooks.
  *
  * Nothing here blocks. The host enqueues operations on queues and moves
  * them with otm_queue_progress; a worker moves with otm_gate_poll_once (new
@@ -52,22 +55,28 @@ typedef struct otm_region_fault {
     uint32_t flags;         /* OTM_EXEC_* of otm/wire.h */
 } otm_region_fault;
 
-/* The worker's device: what the core asks of the process it runs in. */
+/* The worker's devices: what the core asks of the process it runs in.
+ * Every function names the unit it works on (0: the process's own CPU). */
 typedef struct otm_device_ops {
-    /* Loads the image `ref` names: its bytes when ref->bytes is not NULL,
-     * else the device's own copy with that size and hash (OTM_ERR_NO_IMAGE
-     * when it has none). On success *entries (owned by the device until
-     * unload_image or the end of the node) lists its entries in the
-     * image's own order. ref->bytes is valid during the call only. On
-     * failure nothing of the image is kept. */
-    otm_status (*load_image)(void *ctx, const otm_image_ref *ref,
+    /* How many units the worker serves (0 counts as 1: unit 0 alone). */
+    uint16_t units;
+    /* Loads the image `ref` names on `unit`: its bytes when ref->bytes is
+     * not NULL, else the device's own copy with that size and hash
+     * (OTM_ERR_NO_IMAGE when it has none). On success *entries (owned by
+     * the device until unload_image or the end of the node) lists its
+     * entries in the image's own order, with the unit's addresses.
+     * ref->bytes is valid during the call only. On failure nothing of the
+     * image is kept. */
+    otm_status (*load_image)(void *ctx, uint16_t unit, const otm_image_ref *ref,
                              const otm_entry **entries, uint64_t *count);
     /* Unloads the image of load `id`; no kernel of it runs. May be NULL. */
-    void (*unload_image)(void *ctx, uint64_t id);
-    /* Calls kernel `kernel` with `nargs` argument pointers. May take long:
-     * only the handler calls it. OTM_ERR_KERNEL_FAULT with *fault filled
-     * when the region faulted or called exit(). */
-    otm_status (*run_kernel)(void *ctx, uint64_t kernel, void **args,
+    void (*unload_image)(void *ctx, uint16_t unit, uint64_t id);
+    /* Calls kernel `kernel` of `unit` with `nargs` arguments (the unit's
+     * addresses, offsets added). May take long: only the handler calls
+     * it. OTM_ERR_KERNEL_FAULT with *fault filled when the region faulted
+     * or called exit() (a CPU's region; a proxied device's kernel that
+     * fails is any other error, the device saying why in a line). */
+    otm_status (*run_kernel)(void *ctx, uint16_t unit, uint64_t kernel, void **args,
                              uint32_t nargs, uint64_t teams, uint64_t threads,
                              otm_region_fault *fault);
     /* Output the regions wrote and nobody took yet, per stream, and taking
@@ -75,6 +84,19 @@ typedef struct otm_device_ops {
      * may be NULL: no output is forwarded. */
     void (*output_pending)(void *ctx, uint64_t *out, uint64_t *err);
     otm_status (*output_take)(void *ctx, uint8_t *dst, uint64_t out, uint64_t err);
+    /* The memory of units 1 and up, which the worker cannot address: the
+     * core allocates, frees and moves it only through these (NULL where
+     * there is no such unit). kind is libomptarget's TARGET_ALLOC_*. put
+     * copies len bytes of the worker's memory at src to the unit's dst,
+     * get the other way, copy between two such units of this worker. */
+    otm_status (*mem_alloc)(void *ctx, uint16_t unit, uint64_t size, uint64_t kind,
+                            uint64_t *addr);
+    otm_status (*mem_free)(void *ctx, uint16_t unit, uint64_t addr);
+    otm_status (*mem_put)(void *ctx, uint16_t unit, uint64_t dst, const void *src,
+                          uint64_t len);
+    otm_status (*mem_get)(void *ctx, uint16_t unit, void *dst, uint64_t src, uint64_t len);
+    otm_status (*mem_copy)(void *ctx, uint16_t src_unit, uint64_t src, uint16_t dst_unit,
+                           uint64_t dst, uint64_t len);
     void *ctx;
 } otm_device_ops;
 
@@ -84,6 +106,15 @@ typedef struct otm_loaded_image {
     otm_entry *entries;
     uint64_t count;
 } otm_loaded_image;
+
+/* One device a worker serves: what its events may touch and run. */
+typedef struct otm_unit {
+    otm_registry registry;          /* its allocations and loaded globals */
+    uint64_t *kernels;              /* sorted addresses of loaded kernels */
+    size_t nkernels, kernels_cap;
+    otm_loaded_image *images;       /* loaded images, by LOAD id */
+    size_t nimages, images_cap;
+} otm_unit;
 
 /* The points of an event's life the trace hook hears about. */
 typedef enum otm_trace_point {
@@ -202,11 +233,8 @@ struct otm_node {
     otm_event *data_head, *data_tail;   /* run by the gate */
     otm_event *kern_head, *kern_tail;   /* run by the handler */
     size_t ndata, nkern;            /* their lengths (otm__count) */
-    otm_registry registry;
-    uint64_t *kernels;              /* sorted addresses of loaded kernels */
-    size_t nkernels, kernels_cap;
-    otm_loaded_image *images;       /* loaded images, by LOAD id */
-    size_t nimages, images_cap;
+    otm_unit *units;                /* hooks.device.units of them (at least 1) */
+    uint16_t nunits;
     int failed;                     /* a region faulted: only EXIT is served */
     uint8_t *sink;                  /* receives payloads being discarded */
     MPI_Request gate_req;           /* notification being received */
@@ -223,6 +251,11 @@ struct otm_node {
  * made so far is undone and the node is left zeroed. */
 otm_status otm_node_init(otm_node *node, const otm_config *cfg,
                          const otm_hooks *hooks);
+
+/* A worker, before it serves: the device hooks, and as many units as they
+ * count (ops->units, 0 counting as 1), each empty. OTM_ERR_BUSY when a
+ * unit already holds an allocation or an image; OTM_ERR_NOMEM. */
+otm_status otm_node_attach_device(otm_node *node, const otm_device_ops *ops);
 
 /* Frees what the node holds: communicators, events still live (after
  * cancelling their requests), buffers, worker allocations. Safe on a zeroed

@@ -34,7 +34,8 @@
       "region ran: no answer to a liveness probe within half of "              \
       "OMPTARGET_MPI_TIMEOUT (its rank died or is stopped)")                   \
     X(OTM_ERR_KERNEL_TIMEOUT, 21, "the target region ran longer than "         \
-      "OMPTARGET_MPI_KERNEL_TIMEOUT")
+      "OMPTARGET_MPI_KERNEL_TIMEOUT")                                           \
+    X(OTM_ERR_NO_DEVICE, 22, "no such device on the device rank")
 
 typedef enum otm_status {
 #define OTM_STATUS_ENUM(name, value, text) name = value,

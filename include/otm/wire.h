@@ -22,11 +22,21 @@
  *   64   4   inline   bytes of inline payload that follow
  *   68   4   after    0, or the tag (on the same communicator) of the
  *                     event this one runs behind (below)
- *   72   -   inline payload
+ *   72   2   unit     which of the worker's devices serves it (below)
+ *   74   2   peer_unit  EXCHANGE: the device at the other end
+ *   76   4   reserved 0
+ *   80   -   inline payload
  *
  * The first 16 bytes (magic, version, kind, tag, comm) keep their meaning in
  * every future version, so a worker can answer a notification of a version
  * it does not speak on the right (communicator, tag).
+ *
+ * `unit` and `peer_unit` (version 4): a worker rank serves several OpenMP
+ * devices, its units: unit 0 is its own CPU (its process's memory), units
+ * 1 and up the devices of the plugins it proxies (an accelerator's memory,
+ * which the worker reaches only through that plugin). Every kind names the
+ * unit it works on; EXCHANGE names both ends (the other rank's for SEND
+ * and RECV, this rank's for LOCAL).
  *
  * `after` (version 3) lets the host send a SUBMIT, EXECUTE or RETRIEVE
  * while the event before it in its queue still runs: the worker holds it
@@ -84,10 +94,10 @@
 
 #include "otm/status.h"
 
-#define OTM_WIRE_VERSION 3u
+#define OTM_WIRE_VERSION 4u
 #define OTM_WIRE_NOTIFY_MAGIC 0x4e4d544fu   /* "OTMN" */
 #define OTM_WIRE_REPLY_MAGIC 0x524d544fu    /* "OTMR" */
-#define OTM_WIRE_NOTIFY_SIZE 72u
+#define OTM_WIRE_NOTIFY_SIZE 80u
 #define OTM_WIRE_REPLY_SIZE 24u
 /* Control tags. Notifications travel on OTM_TAG_CONTROL (control
  * communicator). EXIT talks on OTM_TAG_EXIT of event communicator 0: it is
@@ -155,6 +165,8 @@ typedef struct otm_notify {
     uint32_t flags;
     uint32_t inline_len;
     uint32_t after;              /* the tag of the event it runs behind, 0 */
+    uint16_t unit;               /* the worker's device that serves it */
+    uint16_t peer_unit;          /* EXCHANGE: the device at the other end */
     const uint8_t *inline_data;  /* points into the decoded buffer */
     int routable;                /* tag, comm and kind were read */
 } otm_notify;

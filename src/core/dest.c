@@ -10,6 +10,12 @@
  * stale afterwards. The reply is always the last message the worker sends
  * on the tag, except for RETRIEVE, LOAD and EXECUTE, whose data (the
  * entries, a region's result) may follow it.
+ *
+ * Each event works on one of the worker's units (otm/node.h). Unit 0's
+ * memory is the worker's own: payloads land in it and leave from it
+ * directly. A proxied unit's memory is reached through the device hooks
+ * only, so its payloads are staged in the event's scratch: received whole,
+ * then put on the device; got from the device whole, then sent.
  */
 #include <string.h>
 
@@ -20,6 +26,8 @@ void otm__dest_init(otm_node *node, otm_event *ev, const otm_notify *n,
 {
     ev->rank = src;
     ev->peer = n->peer;
+    ev->unit = n->unit;
+    ev->peer_unit = n->peer_unit;
     ev->comm = (int)n->comm;
     ev->tag = (int)n->tag;
     ev->flags = (uint8_t)n->flags;
@@ -37,12 +45,25 @@ const char *otm__dest_unroutable(const otm_node *node, const otm_notify *n)
     return NULL;
 }
 
-static otm_status check_execute(const otm_node *node, const otm_event *ev)
+static otm_status check_execute(otm_node *node, const otm_event *ev)
 {
     uint64_t nargs = ev->p.execute.nargs;
     if (nargs > OTM_MAX_ARGS || ev->msg_len - OTM_WIRE_NOTIFY_SIZE != nargs * 16)
         return OTM_ERR_BAD_MESSAGE;
-    return otm__table_has_kernel(node, ev->p.execute.kernel) ? OTM_OK : OTM_ERR_NO_KERNEL;
+    return otm__table_has_kernel(otm__unit(node, ev->unit), ev->p.execute.kernel)
+               ? OTM_OK : OTM_ERR_NO_KERNEL;
+}
+
+/* The units an event names exist here: its own, and for a LOCAL exchange
+ * the destination's (the other end of SEND and RECV is another rank's). */
+static otm_status check_units(otm_node *node, const otm_event *ev)
+{
+    if (!otm__unit(node, ev->unit))
+        return OTM_ERR_NO_DEVICE;
+    if (ev->kind == OTM_KIND_EXCHANGE && ev->flags == OTM_XCHG_LOCAL &&
+        !otm__unit(node, ev->peer_unit))
+        return OTM_ERR_NO_DEVICE;
+    return OTM_OK;
 }
 
 otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decoded)
@@ -60,7 +81,10 @@ otm_status otm__dest_admit(otm_node *node, const otm_event *ev, otm_status decod
         return OTM_ERR_SHUTDOWN;
     if (__atomic_load_n(&node->failed, __ATOMIC_ACQUIRE) && ev->kind != OTM_KIND_EXIT)
         return OTM_ERR_DEVICE_FAILED;
-    return ev->kind == OTM_KIND_EXECUTE ? check_execute(node, ev) : OTM_OK;
+    otm_status st = check_units(node, ev);
+    if (st == OTM_OK && ev->kind == OTM_KIND_EXECUTE)
+        st = check_execute(node, ev);
+    return st;
 }
 
 otm_status otm__dest_chain(otm_node *node, otm_event *ev, uint32_t after)
@@ -89,9 +113,61 @@ static uint32_t inline_len(const otm_event *ev)
     return ev->msg_len - OTM_WIRE_NOTIFY_SIZE;
 }
 
-static otm_status check(const otm_node *node, uint64_t addr, uint64_t len)
+/* [addr, addr + len) lies in one allocation or global of the unit. */
+static otm_status check(otm_node *node, uint16_t unit, uint64_t addr, uint64_t len)
 {
-    return otm_registry_check(&node->registry, (uintptr_t)addr, len);
+    return otm_registry_check(&otm__unit(node, unit)->registry, (uintptr_t)addr, len);
+}
+
+/* ---- the memory of a unit -------------------------------------------------- */
+
+static const otm_device_ops *dev(const otm_node *node)
+{
+    return &node->hooks.device;
+}
+
+/* len bytes of the worker's memory at src, into unit's dst. */
+static otm_status put(otm_node *node, uint16_t unit, uint64_t dst, const void *src,
+                      uint64_t len)
+{
+    if (!len)
+        return OTM_OK;
+    if (unit == 0)
+        return memcpy((void *)(uintptr_t)dst, src, len), OTM_OK;
+    return dev(node)->mem_put ? dev(node)->mem_put(dev(node)->ctx, unit, dst, src, len)
+                              : OTM_ERR_NO_DEVICE;
+}
+
+/* len bytes of unit's src, into the worker's memory at dst. */
+static otm_status get(otm_node *node, uint16_t unit, void *dst, uint64_t src, uint64_t len)
+{
+    if (!len)
+        return OTM_OK;
+    if (unit == 0)
+        return memcpy(dst, (const void *)(uintptr_t)src, len), OTM_OK;
+    return dev(node)->mem_get ? dev(node)->mem_get(dev(node)->ctx, unit, dst, src, len)
+                              : OTM_ERR_NO_DEVICE;
+}
+
+/* Staging for a proxied unit's payload: ev->scratch, len bytes. */
+static otm_status stage(otm_node *node, otm_event *ev, uint64_t len)
+{
+    if (len > SIZE_MAX / 2)
+        return OTM_ERR_NOMEM;
+    ev->scratch = otm__alloc(node, len ? (size_t)len : 1);
+    return ev->scratch ? OTM_OK : OTM_ERR_NOMEM;
+}
+
+/* The staged payload, now received whole, put on the unit (a SUBMIT, the
+ * receiving end of an exchange); the staging goes. */
+static void land(otm_node *node, otm_event *ev, uint64_t dst, uint64_t len)
+{
+    if (ev->status == OTM_OK && ev->unit != 0)
+        ev->status = put(node, ev->unit, dst, ev->scratch, len);
+    if (ev->unit != 0) {
+        otm__free(node, ev->scratch);
+        ev->scratch = NULL;
+    }
 }
 
 /* A fragment size the host chose that cannot be planned means the header
@@ -129,25 +205,50 @@ static int to_payload(otm_node *node, otm_event *ev, otm_status st,
     return 1;
 }
 
+/* Unit's memory of `size` bytes: the worker's own for unit 0, the
+ * device's through its hook otherwise. */
+static otm_status unit_alloc(otm_node *node, const otm_event *ev, uint64_t size,
+                             uint64_t *addr)
+{
+    if (ev->unit == 0) {
+        void *p = size > SIZE_MAX / 2 ? NULL : otm__alloc(node, size ? size : 1);
+        *addr = (uint64_t)(uintptr_t)p;
+        return p ? OTM_OK : OTM_ERR_NOMEM;
+    }
+    if (!dev(node)->mem_alloc)
+        return OTM_ERR_NO_DEVICE;
+    return dev(node)->mem_alloc(dev(node)->ctx, ev->unit, size, ev->p.alloc.alloc_kind, addr);
+}
+
+static void unit_free(otm_node *node, uint16_t unit, uint64_t addr)
+{
+    if (unit == 0)
+        otm__free(node, (void *)(uintptr_t)addr);
+    else if (dev(node)->mem_free)
+        dev(node)->mem_free(dev(node)->ctx, unit, addr);
+}
+
 static int start_alloc(otm_node *node, otm_event *ev)
 {
-    uint64_t size = ev->p.alloc.size;
-    void *p = size > SIZE_MAX / 2 ? NULL : otm__alloc(node, size ? size : 1);
-    if (!p)
-        return to_reply(ev, OTM_ERR_NOMEM);
-    if (otm_registry_add(&node->registry, (uintptr_t)p, size, OTM_REGION_ALLOC)) {
-        otm__free(node, p);
+    uint64_t size = ev->p.alloc.size, addr = 0;
+    otm_status st = unit_alloc(node, ev, size, &addr);
+    if (st)
+        return to_reply(ev, st);
+    if (otm_registry_add(&otm__unit(node, ev->unit)->registry, (uintptr_t)addr, size,
+                         OTM_REGION_ALLOC)) {
+        unit_free(node, ev->unit, addr);
         return to_reply(ev, OTM_ERR_NOMEM);
     }
-    ev->value = (uint64_t)(uintptr_t)p;
+    ev->value = addr;
     return to_reply(ev, OTM_OK);
 }
 
 static int start_delete(otm_node *node, otm_event *ev)
 {
-    otm_status st = otm_registry_remove(&node->registry, (uintptr_t)ev->p.del.addr, NULL);
+    otm_status st = otm_registry_remove(&otm__unit(node, ev->unit)->registry,
+                                        (uintptr_t)ev->p.del.addr, NULL);
     if (st == OTM_OK)
-        otm__free(node, (void *)(uintptr_t)ev->p.del.addr);
+        unit_free(node, ev->unit, ev->p.del.addr);
     return to_reply(ev, st);
 }
 
@@ -157,42 +258,77 @@ static int start_submit(otm_node *node, otm_event *ev)
     otm_status st = check_plan(size, ev->p.submit.frag);
     if (st)
         return to_reply(ev, st);
-    st = check(node, ev->p.submit.addr, size);
-    if (inline_len(ev) == 0 && size > 0)
+    st = check(node, ev->unit, ev->p.submit.addr, size);
+    if (inline_len(ev) == 0 && size > 0) {
+        if (st == OTM_OK && ev->unit != 0)
+            st = stage(node, ev, size);
         return to_payload(node, ev, st, size, ev->p.submit.frag);
+    }
     if (inline_len(ev) != size)
         return to_reply(ev, OTM_ERR_BAD_MESSAGE);
-    if (st == OTM_OK && size)
-        memcpy((void *)(uintptr_t)ev->p.submit.addr, inline_data(ev), size);
+    if (st == OTM_OK)
+        st = put(node, ev->unit, ev->p.submit.addr, inline_data(ev), size);
     return to_reply(ev, st);
 }
 
+/* A proxied unit's data is got whole first, into the staging the reply
+ * then sends from. */
 static int start_retrieve(otm_node *node, otm_event *ev)
 {
-    otm_status st = check_plan(ev->p.retrieve.size, ev->p.retrieve.frag);
+    uint64_t size = ev->p.retrieve.size;
+    otm_status st = check_plan(size, ev->p.retrieve.frag);
     if (st == OTM_OK)
-        st = check(node, ev->p.retrieve.addr, ev->p.retrieve.size);
+        st = check(node, ev->unit, ev->p.retrieve.addr, size);
+    if (st == OTM_OK && ev->unit != 0 && (st = stage(node, ev, size)) == OTM_OK)
+        st = get(node, ev->unit, ev->scratch, ev->p.retrieve.addr, size);
     return to_reply(ev, st);
 }
 
-/* LOCAL: both addresses are on this worker. */
-static int exchange_local(otm_node *node, otm_event *ev)
+/* LOCAL: both addresses are on this worker, on units ev->unit (source)
+ * and ev->peer_unit (destination). */
+static otm_status copy_local(otm_node *node, const otm_event *ev)
 {
     uint64_t src = ev->p.exchange.src, dst = ev->p.exchange.dst;
     uint64_t size = ev->p.exchange.size;
-    otm_status st = check(node, src, size);
+    uint16_t su = ev->unit, du = ev->peer_unit;
+    if (!size)
+        return OTM_OK;
+    if (su == 0 && du == 0)
+        return memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, size), OTM_OK;
+    if (su == 0)
+        return put(node, du, dst, (const void *)(uintptr_t)src, size);
+    if (du == 0)
+        return get(node, su, (void *)(uintptr_t)dst, src, size);
+    return dev(node)->mem_copy ? dev(node)->mem_copy(dev(node)->ctx, su, src, du, dst, size)
+                               : OTM_ERR_NO_DEVICE;
+}
+
+static int exchange_local(otm_node *node, otm_event *ev)
+{
+    uint64_t size = ev->p.exchange.size;
+    otm_status st = check(node, ev->unit, ev->p.exchange.src, size);
     if (st == OTM_OK)
-        st = check(node, dst, size);
-    if (st == OTM_OK && size)
-        memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, size);
+        st = check(node, ev->peer_unit, ev->p.exchange.dst, size);
+    if (st == OTM_OK)
+        st = copy_local(node, ev);
     return to_reply(ev, st);
+}
+
+/* The bytes a SEND sends: the worker's own for unit 0, else got from the
+ * unit into the staging. */
+static otm_status exchange_source(otm_node *node, otm_event *ev, uint64_t size)
+{
+    otm_status st = check(node, ev->unit, ev->p.exchange.src, size);
+    if (st == OTM_OK && ev->unit != 0 && size && (st = stage(node, ev, size)) == OTM_OK)
+        st = get(node, ev->unit, ev->scratch, ev->p.exchange.src, size);
+    return st;
 }
 
 /* SEND: the preamble tells the receiving worker whether data follows. */
 static int exchange_send(otm_node *node, otm_event *ev)
 {
     uint64_t size = ev->p.exchange.size;
-    otm_reply pre = {.status = check(node, ev->p.exchange.src, size)};
+    otm_reply pre = {.status = exchange_source(node, ev, size)};
     ev->status = pre.status;
     ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
     if (!ev->reply)
@@ -210,7 +346,10 @@ static int exchange_send(otm_node *node, otm_event *ev)
 /* RECV: the sender's preamble comes first (preamble_step). */
 static int exchange_recv(otm_node *node, otm_event *ev)
 {
-    ev->status = check(node, ev->p.exchange.dst, ev->p.exchange.size);
+    uint64_t size = ev->p.exchange.size;
+    ev->status = check(node, ev->unit, ev->p.exchange.dst, size);
+    if (ev->status == OTM_OK && ev->unit != 0 && size)
+        ev->status = stage(node, ev, size);
     ev->reply = otm__alloc(node, OTM_WIRE_REPLY_SIZE);
     if (!ev->reply)
         return to_reply(ev, OTM_ERR_NOMEM);
@@ -373,7 +512,7 @@ static uint64_t data_bytes(const otm_event *ev, const uint8_t **src)
     if (ev->status != OTM_OK)
         return 0;
     if (ev->kind == OTM_KIND_RETRIEVE) {
-        *src = (const uint8_t *)(uintptr_t)ev->p.retrieve.addr;
+        *src = ev->unit != 0 ? ev->scratch : (const uint8_t *)(uintptr_t)ev->p.retrieve.addr;
         return ev->p.retrieve.size;
     }
     if (ev->kind == OTM_KIND_LOAD) {
@@ -433,7 +572,7 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
     int peer = ev->kind == OTM_KIND_EXCHANGE ? ev->peer : ev->rank;
     if (after_reply)
         data_bytes(ev, &src), base = (uint8_t *)(uintptr_t)src;
-    else if (ev->kind == OTM_KIND_LOAD)
+    else if (ev->kind == OTM_KIND_LOAD || ev->unit != 0)
         base = ev->scratch;
     else if (ev->kind == OTM_KIND_EXCHANGE)
         base = (uint8_t *)(uintptr_t)(sending ? ev->p.exchange.src : ev->p.exchange.dst);
@@ -444,6 +583,10 @@ static int payload_step(otm_node *node, otm_event *ev, int after_reply)
         return otm__event_fail(node, ev, st);
     if (ev->moved < ev->plan.count)
         return moved;
+    if (!after_reply && ev->kind == OTM_KIND_SUBMIT)
+        land(node, ev, ev->p.submit.addr, ev->p.submit.size);
+    else if (!after_reply && ev->kind == OTM_KIND_EXCHANGE && !sending)
+        land(node, ev, ev->p.exchange.dst, ev->p.exchange.size);
     /* A received image is loaded next; otherwise the reply follows. */
     int load = !after_reply && ev->kind == OTM_KIND_LOAD && ev->status == OTM_OK;
     if (load)

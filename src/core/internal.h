@@ -192,18 +192,26 @@ void otm__plan_payload(otm_node *node, otm_event *ev, uint64_t total,
 int otm__pump(otm_node *node, otm_event *ev, int sending, uint8_t *base,
               int peer, otm_status *st);
 
-/* ---- table.c: a worker's images and kernels -------------------------------- */
+/* ---- table.c: each unit's images and kernels -------------------------------- */
 
-/* Records the image of load `id` and its entries (kernels go to the
- * kernel table, globals to the registry); on failure nothing stays. */
-otm_status otm__table_add_image(otm_node *node, uint64_t id, const otm_entry *e,
+/* Records the image of load `id` on unit u and its entries (kernels go to
+ * the unit's kernel table, globals to its registry); on failure nothing
+ * stays. */
+otm_status otm__table_add_image(otm_node *node, otm_unit *u, uint64_t id, const otm_entry *e,
                                 uint64_t count);
-/* Forgets the image of load `id` and the entries no other loaded image
- * lists. OTM_ERR_NO_IMAGE when there is no such load. */
-otm_status otm__table_drop_image(otm_node *node, uint64_t id);
-otm_loaded_image *otm__table_image(otm_node *node, uint64_t id);
-int otm__table_has_kernel(const otm_node *node, uint64_t kernel);
-void otm__table_fini(otm_node *node);
+/* Forgets the image of load `id` and the entries no other image loaded on
+ * the unit lists. OTM_ERR_NO_IMAGE when there is no such load. */
+otm_status otm__table_drop_image(otm_node *node, otm_unit *u, uint64_t id);
+otm_loaded_image *otm__table_image(otm_unit *u, uint64_t id);
+int otm__table_has_kernel(const otm_unit *u, uint64_t kernel);
+void otm__table_fini(otm_node *node, otm_unit *u);
+
+/* The unit an event of this worker works on: NULL when the worker has no
+ * such unit (the gate refuses it first). */
+static inline otm_unit *otm__unit(otm_node *node, uint16_t unit)
+{
+    return unit < node->nunits ? &node->units[unit] : NULL;
+}
 
 /* ---- work.c: the device's work for an event ---------------------------------- */
 

@@ -78,6 +78,22 @@ static otm_status make_tags(otm_node *node)
     return OTM_OK;
 }
 
+/* The worker's units, each with an empty registry (the host makes them
+ * too: nothing happens on them). */
+static otm_status make_units(otm_node *node)
+{
+    uint16_t n = node->hooks.device.units ? node->hooks.device.units : 1;
+    node->units = otm__alloc(node, n * sizeof *node->units);
+    if (!node->units)
+        return OTM_ERR_NOMEM;
+    memset(node->units, 0, n * sizeof *node->units);
+    node->nunits = n;
+    for (uint16_t i = 0; i < n; i++)
+        otm_registry_init(&node->units[i].registry, node->hooks.alloc, node->hooks.release,
+                          node->hooks.ctx);
+    return OTM_OK;
+}
+
 otm_status otm_node_init(otm_node *node, const otm_config *cfg,
                          const otm_hooks *hooks)
 {
@@ -87,8 +103,9 @@ otm_status otm_node_init(otm_node *node, const otm_config *cfg,
     node->cfg = *cfg;
     node->hooks = *hooks;
     node->gate_req = MPI_REQUEST_NULL;
-    otm_registry_init(&node->registry, hooks->alloc, hooks->release, hooks->ctx);
-    otm_status st = query_world(node);
+    otm_status st = make_units(node);
+    if (st == OTM_OK)
+        st = query_world(node);
     if (st == OTM_OK)
         st = make_comms(node);
     if (st == OTM_OK && node->rank == 0)
@@ -126,13 +143,45 @@ static void free_comms(otm_node *node)
         MPI_Comm_free(&node->pages);
 }
 
+/* Unit u's allocations: the worker's own memory for unit 0, the device's
+ * through its hook for the others. */
+static void free_unit(otm_node *node, uint16_t u)
+{
+    const otm_device_ops *d = &node->hooks.device;
+    otm_registry *r = &node->units[u].registry;
+    for (size_t i = 0; i < r->count; i++) {
+        if (r->items[i].kind != OTM_REGION_ALLOC)
+            continue;
+        if (u == 0)
+            otm__free(node, (void *)r->items[i].base);
+        else if (d->mem_free)
+            d->mem_free(d->ctx, u, (uint64_t)r->items[i].base);
+    }
+    otm_registry_fini(r);
+    otm__table_fini(node, &node->units[u]);
+}
+
+otm_status otm_node_attach_device(otm_node *node, const otm_device_ops *ops)
+{
+    for (uint16_t u = 0; u < node->nunits; u++)
+        if (node->units[u].registry.count || node->units[u].nimages)
+            return OTM_ERR_BUSY;
+    for (uint16_t u = 0; u < node->nunits; u++)
+        free_unit(node, u);
+    otm__free(node, node->units);
+    node->units = NULL;
+    node->nunits = 0;
+    node->hooks.device = *ops;
+    return make_units(node);
+}
+
 static void free_worker(otm_node *node)
 {
-    for (size_t i = 0; i < node->registry.count; i++)
-        if (node->registry.items[i].kind == OTM_REGION_ALLOC)
-            otm__free(node, (void *)node->registry.items[i].base);
-    otm_registry_fini(&node->registry);
-    otm__table_fini(node);
+    for (uint16_t u = 0; u < node->nunits; u++)
+        free_unit(node, u);
+    otm__free(node, node->units);
+    node->units = NULL;
+    node->nunits = 0;
     otm__free(node, node->sink);
     if (request_held(node->gate_req))
         MPI_Request_free(&node->gate_req);

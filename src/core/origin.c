@@ -66,6 +66,8 @@ static void set_params(otm_node *node, otm_event *ev, const otm_op *op)
     uint64_t frag = node->cfg.frag_size, inl = node->cfg.inline_max;
     ev->rank = op->rank;
     ev->peer = op->peer;
+    ev->unit = op->unit;
+    ev->peer_unit = op->peer_unit;
     ev->host = op->host;
     ev->result = op->result;
     ev->target = op->target;
@@ -165,13 +167,17 @@ static otm_status take_tag(otm_node *node, otm_event *ev)
     return st;
 }
 
-static void put_header(otm_event *ev, uint8_t *buf, int peer, uint32_t role)
+/* `unit` is the device of the worker it goes to, `peer_unit` that of the
+ * other end of an EXCHANGE. */
+static void put_header(otm_event *ev, uint8_t *buf, int peer, uint32_t role, uint16_t unit,
+                       uint16_t peer_unit)
 {
     otm_notify n = {
         .version = OTM_WIRE_VERSION, .kind = ev->kind, .tag = (uint32_t)ev->tag,
         .comm = (uint32_t)ev->comm, .id = ev->id, .peer = peer, .flags = role,
         .inline_len = ev->msg_len - OTM_WIRE_NOTIFY_SIZE,
-        .after = ev->after ? (uint32_t)ev->after->tag : 0};
+        .after = ev->after ? (uint32_t)ev->after->tag : 0,
+        .unit = unit, .peer_unit = peer_unit};
     n.p = ev->p;
     otm_wire_put_notify(buf, &n);
 }
@@ -199,7 +205,7 @@ static otm_status post_start(otm_node *node, otm_event *ev)
     if (st)
         return st;
     if (is_exchange_local(ev)) {
-        put_header(ev, ev->msg, ev->rank, OTM_XCHG_LOCAL);
+        put_header(ev, ev->msg, ev->rank, OTM_XCHG_LOCAL, ev->unit, ev->peer_unit);
         return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
                                 ev->rank);
     }
@@ -210,14 +216,14 @@ static otm_status post_start(otm_node *node, otm_event *ev)
                            OTM_WIRE_REPLY_SIZE, ev->peer);
         if (st)
             return st;
-        put_header(ev, second, ev->rank, OTM_XCHG_RECV);
+        put_header(ev, second, ev->rank, OTM_XCHG_RECV, ev->peer_unit, ev->unit);
         st = otm__post_notify(node, ev, OTM_SLOT_NOTIFY2, second, ev->msg_len,
                               ev->peer);
         if (st)
             return st;
-        put_header(ev, ev->msg, ev->peer, OTM_XCHG_SEND);
+        put_header(ev, ev->msg, ev->peer, OTM_XCHG_SEND, ev->unit, ev->peer_unit);
     } else {
-        put_header(ev, ev->msg, -1, ev->flags);
+        put_header(ev, ev->msg, -1, ev->flags, ev->unit, 0);
     }
     return otm__post_notify(node, ev, OTM_SLOT_NOTIFY, ev->msg, ev->msg_len,
                             ev->rank);

@@ -112,6 +112,11 @@ void otm_wire_put_notify(uint8_t *buf, const otm_notify *n)
     put32(buf + 60, n->flags);
     put32(buf + 64, n->inline_len);
     put32(buf + 68, n->after);
+    buf[72] = (uint8_t)n->unit;
+    buf[73] = (uint8_t)(n->unit >> 8);
+    buf[74] = (uint8_t)n->peer_unit;
+    buf[75] = (uint8_t)(n->peer_unit >> 8);
+    put32(buf + 76, 0);
 }
 
 otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
@@ -137,6 +142,8 @@ otm_status otm_wire_get_notify(const uint8_t *buf, size_t len, otm_notify *n)
     n->flags = get32(buf + 60);
     n->inline_len = get32(buf + 64);
     n->after = get32(buf + 68);
+    n->unit = (uint16_t)(buf[72] | buf[73] << 8);
+    n->peer_unit = (uint16_t)(buf[74] | buf[75] << 8);
     if ((size_t)n->inline_len != len - OTM_WIRE_NOTIFY_SIZE)
         return OTM_ERR_BAD_MESSAGE;
     n->inline_data = buf + OTM_WIRE_NOTIFY_SIZE;

@@ -61,7 +61,7 @@ otm_status otm__work_kernel(otm_node *node, otm_event *ev, const uint8_t *p)
         args[i] = (void *)(uintptr_t)(v + o);
     }
     otm_status st = node->hooks.device.run_kernel(
-        node->hooks.device.ctx, ev->p.execute.kernel, args, nargs,
+        node->hooks.device.ctx, ev->unit, ev->p.execute.kernel, args, nargs,
         ev->p.execute.teams, ev->p.execute.threads, &fault);
     otm__free(node, args);
     /* A process whose region faulted may hold broken state (a lock taken,
@@ -75,14 +75,15 @@ otm_status otm__work_kernel(otm_node *node, otm_event *ev, const uint8_t *p)
 otm_status otm__work_load(otm_node *node, otm_event *ev, otm_image_ref ref)
 {
     const otm_device_ops *d = &node->hooks.device;
+    otm_unit *u = otm__unit(node, ev->unit);
     const otm_entry *e = NULL;
     uint64_t count = 0;
     ref.bytes = ref.send ? ev->scratch : NULL;
     if (!d->load_image)
         return OTM_ERR_NO_KERNEL;
-    if (otm__table_image(node, ref.id))
+    if (otm__table_image(u, ref.id))
         return OTM_ERR_INVALID;     /* the host reused a live load's id */
-    otm_status st = d->load_image(d->ctx, &ref, &e, &count);
+    otm_status st = d->load_image(d->ctx, ev->unit, &ref, &e, &count);
     otm__free(node, ev->scratch);
     ev->scratch = NULL;
     if (st)
@@ -90,14 +91,14 @@ otm_status otm__work_load(otm_node *node, otm_event *ev, otm_image_ref ref)
     if (count > (UINT32_MAX / 16))
         st = OTM_ERR_BAD_SIZE;
     if (st == OTM_OK)
-        st = otm__table_add_image(node, ref.id, e, count);
+        st = otm__table_add_image(node, u, ref.id, e, count);
     if (st == OTM_OK && count && !(ev->scratch = otm__alloc(node, count * 16))) {
-        otm__table_drop_image(node, ref.id);
+        otm__table_drop_image(node, u, ref.id);
         st = OTM_ERR_NOMEM;
     }
     if (st) {
         if (d->unload_image)
-            d->unload_image(d->ctx, ref.id);
+            d->unload_image(d->ctx, ev->unit, ref.id);
         return st;
     }
     if (count)
@@ -108,9 +109,9 @@ otm_status otm__work_load(otm_node *node, otm_event *ev, otm_image_ref ref)
 
 otm_status otm__work_unload(otm_node *node, otm_event *ev)
 {
-    if (otm__table_drop_image(node, ev->p.unload.id))
+    if (otm__table_drop_image(node, otm__unit(node, ev->unit), ev->p.unload.id))
         return OTM_ERR_NO_IMAGE;
     if (node->hooks.device.unload_image)
-        node->hooks.device.unload_image(node->hooks.device.ctx, ev->p.unload.id);
+        node->hooks.device.unload_image(node->hooks.device.ctx, ev->unit, ev->p.unload.id);
     return OTM_OK;
 }

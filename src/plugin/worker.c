@@ -185,9 +185,10 @@ static void unload_call(void *arg)
     unload_here(c->p, c->id);
 }
 
-static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entry **out,
-                             uint64_t *count)
+static otm_status load_image(void *ctx, uint16_t unit, const otm_image_ref *ref,
+                             const otm_entry **out, uint64_t *count)
 {
+    (void)unit;
     if (ref->usm)
         otp_usm_worker_enable(ctx);
     image_call c = {.p = ctx, .ref = ref, .out = out, .count = count};
@@ -195,8 +196,9 @@ static otm_status load_image(void *ctx, const otm_image_ref *ref, const otm_entr
     return c.st;
 }
 
-static void unload_image(void *ctx, uint64_t id)
+static void unload_image(void *ctx, uint16_t unit, uint64_t id)
 {
+    (void)unit;
     image_call c = {.p = ctx, .id = id};
     on_loader_thread(ctx, unload_call, &c);
 }
@@ -226,12 +228,13 @@ static int kernel_quick(otp_plugin *p, uint64_t kernel)
            __atomic_load_n(&t->ns, __ATOMIC_RELAXED) < p->settings.spin_ns;
 }
 
-static otm_status run_kernel(void *ctx, uint64_t kernel, void **args, uint32_t nargs,
-                             uint64_t teams, uint64_t threads, otm_region_fault *fault)
+static otm_status run_kernel(void *ctx, uint16_t unit, uint64_t kernel, void **args,
+                             uint32_t nargs, uint64_t teams, uint64_t threads,
+                             otm_region_fault *fault)
 {
     otd_fault f;
     char why[640];
-    (void)teams, (void)threads;
+    (void)unit, (void)teams, (void)threads;
     otp_plugin *p = ctx;
     otm_status st = otp_usm_region_begin(p, why, sizeof why);
     if (st)
@@ -525,7 +528,11 @@ void otp_worker_main(otp_plugin *p)
     pthread_cond_init(&sh.work, NULL);
     pthread_cond_init(&sh.called, NULL);
     otp_worker_begin(p);
-    p->node.hooks.device = otp_worker_device_ops(p);
+    otm_device_ops ops = otp_worker_device_ops(p);
+    if (otm_node_attach_device(&p->node, &ops)) {
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: out of memory for its devices", p->node.rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     p->shell = &sh;
     /* This thread is the spare, the others kernel threads. */
     int started = 0;
