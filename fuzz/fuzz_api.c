@@ -1120,6 +1120,10 @@ static void setup(void)
         die("cannot build the world");
     sim_world_act_as(world, 0);
     plugin.role = OTM_ROLE_HOST;
+    /* The start-up gather's cards: the world's workers, their CPUs alone. */
+    plugin.cards = otp_plugin_calloc((size_t)plugin.node.size, sizeof *plugin.cards);
+    if (!plugin.cards || otp_devices_build(&plugin))
+        die("the device table");
     if (otp_host_start(&plugin))
         die("otp_host_start");
     if (__tgt_rtl_number_of_devices() != H.ndev)

@@ -117,10 +117,11 @@ static void host_output(void *ctx, int rank, int stream, const uint8_t *buf, siz
     s->out_bytes += len;
 }
 
-static void host_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
+static void host_fault(void *ctx, int rank, uint16_t unit, uint64_t kernel,
+                       const otm_region_fault *f)
 {
     rank_ctx *rc = ctx;
-    (void)rank, (void)kernel;
+    (void)rank, (void)unit, (void)kernel;
     rc->w->seen.faults++;
     rc->w->seen.last_signo = f->signo;
 }
@@ -133,10 +134,10 @@ static void host_worker_lost(void *ctx, int rank, otm_status why)
         rc->w->seen.lost[rank]++;
 }
 
-static void host_region_timeout(void *ctx, int rank, uint64_t kernel)
+static void host_region_timeout(void *ctx, int rank, uint16_t unit, uint64_t kernel)
 {
     rank_ctx *rc = ctx;
-    (void)kernel;
+    (void)unit, (void)kernel;
     if (rank >= 1 && rank <= SIM_MAX_WORKERS)
         rc->w->seen.timeouts[rank]++;
 }

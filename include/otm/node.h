@@ -147,12 +147,12 @@ typedef struct otm_hooks {
      * an event whose step or state changed said so. */
     void (*progress)(void *ctx, otm_event *ev, int moved);
     /* Host: what an EXECUTE's region wrote to stdout (stream 1) and stderr
-     * (2) on worker `rank`, and how it died; called on the thread that
+     * (2) on worker `rank`, and how it died (on its device `unit`); called on the thread that
      * ends the event, before it ends (so before anyone waiting on it
      * returns). NULL: dropped. */
     void (*region_output)(void *ctx, int rank, int stream, const uint8_t *buf,
                           size_t len);
-    void (*region_fault)(void *ctx, int rank, uint64_t kernel,
+    void (*region_fault)(void *ctx, int rank, uint16_t unit, uint64_t kernel,
                          const otm_region_fault *fault);
     /* Host: worker `rank` stopped answering (src/core/liveness.c): `why`
      * is OTM_ERR_UNRESPONSIVE when it did not answer a liveness probe
@@ -162,14 +162,14 @@ typedef struct otm_hooks {
      * EXIT too. Called once per worker, on the thread that found it, with
      * no core lock held. NULL: none. */
     void (*worker_lost)(void *ctx, int rank, otm_status why);
-    /* Host: a region on worker `rank` ran longer than kernel_timeout_ns
+    /* Host: a region on worker `rank` (its device `unit`) ran longer than kernel_timeout_ns
      * (the EXECUTE of `kernel`, or 0 for an UNLOAD that waited for
      * kernels); the event failed with OTM_ERR_KERNEL_TIMEOUT. The worker
      * still runs the region and cannot hear EXIT, so it is lost for the
      * node as after worker_lost (which is not called for it). Once per
      * event, on the thread that found it, with no core lock held. NULL:
      * none. */
-    void (*region_timeout)(void *ctx, int rank, uint64_t kernel);
+    void (*region_timeout)(void *ctx, int rank, uint16_t unit, uint64_t kernel);
     void *ctx;
     otm_device_ops device;                      /* workers only */
 } otm_hooks;

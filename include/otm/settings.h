@@ -58,6 +58,9 @@ typedef struct otm_settings {
     char trace[1024];       /* OMPTARGET_MPI_TRACE: path prefix of the
                              * per-rank trace files, NUL-terminated */
     otm_usm_mode usm;       /* OMPTARGET_MPI_USM */
+    size_t remote_plugins_len;  /* length of `remote_plugins` */
+    char remote_plugins[256];   /* OMPTARGET_MPI_REMOTE_PLUGINS: auto, none
+                                 * or a list of plugin names */
     size_t map_len;         /* length of `map`; 0: no map file */
     char map[1024];         /* OMPTARGET_MPI_MAP: the job's map file,
                              * NUL-terminated */
@@ -156,6 +159,9 @@ typedef struct otm_test_hooks {
                              * that fails, or NULL */
     const char *fail_alloc_rank; /* OTM_TEST_FAIL_ALLOC_RANK: on that rank,
                                   * or NULL (every rank) */
+    const char *plugin_dir; /* OTM_TEST_PLUGIN_DIR: where a worker opens the
+                             * plugins it proxies (a test's plugin), instead
+                             * of its libomptarget's directory, or NULL */
 } otm_test_hooks;
 
 /* Reads the test hooks through `get` (NULL: the process environment, as

@@ -115,7 +115,7 @@ void otm__overran(otm_node *node, const otm_event *ev)
 {
     lose(node, ev->rank);
     if (node->hooks.region_timeout)
-        node->hooks.region_timeout(node->hooks.ctx, ev->rank,
+        node->hooks.region_timeout(node->hooks.ctx, ev->rank, ev->unit,
                                    ev->kind == OTM_KIND_EXECUTE ? ev->p.execute.kernel : 0);
 }
 

@@ -276,7 +276,7 @@ static otm_status deliver_result(otm_node *node, otm_event *ev,
     if (h->region_fault && (r.flags & (OTM_EXEC_FAULTED | OTM_EXEC_EXITED))) {
         otm_region_fault f = {.signo = r.signo, .code = r.code, .addr = r.addr,
                               .exit_status = r.exit_status, .flags = r.flags};
-        h->region_fault(h->ctx, ev->rank, ev->p.execute.kernel, &f);
+        h->region_fault(h->ctx, ev->rank, ev->unit, ev->p.execute.kernel, &f);
     }
     return OTM_OK;
 }

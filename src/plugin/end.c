@@ -87,7 +87,7 @@ static void exit_workers(otp_plugin *p)
                        p->node.exit_failures);
     else
         otp_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
-                       p->ndevices);
+                       p->node.size - 1);
 }
 
 /* When the process ends right after (no `release`, or a status recorded
@@ -166,6 +166,7 @@ void otp_worker_end(otp_plugin *p)
     otp_usm_worker_stop(p);
     otp_usm_release(p);
     otm_node_fini(&p->node);
+    otp_units_close(p);
     int rc = p->mpi_owned && MPI_Finalize() != MPI_SUCCESS;
     otm_node_release(&p->node);
     /* What the regions printed and nobody took goes out now. */

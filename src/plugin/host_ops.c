@@ -25,12 +25,8 @@
 
 int otp_host_start(otp_plugin *p)
 {
-    p->ndevices = p->node.size - 1;
-    p->devices = otp_plugin_calloc((size_t)p->ndevices, sizeof *p->devices);
     if (!p->devices)
-        return -1;
-    for (int i = 0; i < p->ndevices; i++)
-        p->devices[i].rank = i + 1;
+        return -1;                  /* the start-up gather made none */
     p->retrieve_waits = 1;      /* until init_plugin says otherwise */
     char why[512];
     if (p->settings.usm == OTM_USM_ON && otp_usm_host_start(p, why, sizeof why))
@@ -113,11 +109,14 @@ static void address_hint(uint64_t addr, int code, char *buf, size_t len)
 
 /* Called on the thread that ends the faulted EXECUTE: reports it and marks
  * the device failed, so that every later call on it fails at once. */
-static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_fault *f)
+static void region_fault(void *ctx, int rank, uint16_t unit, uint64_t kernel,
+                         const otm_region_fault *f)
 {
     otp_plugin *p = ctx;
-    otp_device *d = &p->devices[rank - 1];
-    char what[160], hint[512];
+    otp_device *d = otp_devices_at(p, rank, unit);
+    char what[160], hint[512], dev[96];
+    if (!d)
+        return;
     otd_fault ff = {.signo = f->signo, .code = f->code, .addr = f->addr,
                     .exit_status = f->exit_status,
                     .foreign = (f->flags & OTM_EXEC_FOREIGN) != 0};
@@ -137,7 +136,7 @@ static void region_fault(void *ctx, int rank, uint64_t kernel, const otm_region_
     snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",
              name ? name : "(unknown)", f->flags & OTM_EXEC_EXITED ? "called " : "died of ",
              what, hint);
-    otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank, d->failure);
+    otp_plugin_log(OTM_LOG_ERROR, "%s: %s", otp_devices_name(d, dev, sizeof dev), d->failure);
     __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
     /* As in one process: exit(N) ends the program with N, a fatal signal
      * kills it (a shell reports 128 + the signal). First one wins. */
@@ -173,11 +172,13 @@ static void duration_text(uint64_t ns, char *buf, size_t len)
  * setting's value, the device marked failed, and the job ends as after a
  * fault, with OTM_EXIT_KERNEL_TIMEOUT. The rank, still in the region,
  * cannot hear the exit: the host aborts the job, which takes it down. */
-static void region_timeout(void *ctx, int rank, uint64_t kernel)
+static void region_timeout(void *ctx, int rank, uint16_t unit, uint64_t kernel)
 {
     otp_plugin *p = ctx;
-    otp_device *d = &p->devices[rank - 1];
-    char limit[32];
+    otp_device *d = otp_devices_at(p, rank, unit);
+    char limit[32], dev[96];
+    if (!d)
+        return;
     duration_text(p->settings.core.kernel_timeout_ns, limit, sizeof limit);
     const char *name = kernel ? entry_name(d, kernel) : NULL;
     pthread_mutex_lock(&p->lock);
@@ -191,7 +192,7 @@ static void region_timeout(void *ctx, int rank, uint64_t kernel)
     }
     pthread_mutex_unlock(&p->lock);
     if (first)
-        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+        otp_plugin_log(OTM_LOG_ERROR, "%s: %s", otp_devices_name(d, dev, sizeof dev),
                        d->failure);
     otp_host_end_with(p, OTM_EXIT_KERNEL_TIMEOUT, "a target region ran longer than "
                       "OMPTARGET_MPI_KERNEL_TIMEOUT");
@@ -540,12 +541,10 @@ static otm_status enqueue(otp_plugin *p, otp_pqueue *q, const otm_op *op, otm_ev
  * region ran on it, or an operation without progress, DESIGN.md §5): said
  * once, with its rank, and marked failed, so that later calls on it fail
  * at once instead of each waiting for its own timeout. */
-void otp_host_device_lost(otp_plugin *p, int rank, otm_status why)
+static void device_lost(otp_plugin *p, otp_device *d, otm_status why)
 {
-    if (rank < 1 || rank > p->ndevices)
-        return;
-    otp_device *d = &p->devices[rank - 1];
     uint64_t ms = p->settings.core.timeout_ns / 1000000;
+    char dev[96];
     pthread_mutex_lock(&p->lock);
     int first = !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
     if (first && why == OTM_ERR_TIMEOUT)
@@ -561,8 +560,16 @@ void otp_host_device_lost(otp_plugin *p, int rank, otm_status why)
         __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&p->lock);
     if (first)
-        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d): %s", rank - 1, rank,
+        otp_plugin_log(OTM_LOG_ERROR, "%s: %s", otp_devices_name(d, dev, sizeof dev),
                        d->failure);
+}
+
+void otp_host_device_lost(otp_plugin *p, int rank, otm_status why)
+{
+    otp_device *first;
+    int n = otp_devices_of_rank(p, rank, &first);
+    for (int i = 0; i < n; i++)
+        device_lost(p, &first[i], why);
 }
 
 static int32_t report(otp_plugin *p, const otm_op *op, const char *what, otm_status st)
@@ -571,8 +578,13 @@ static int32_t report(otp_plugin *p, const otm_op *op, const char *what, otm_sta
         return OFFLOAD_SUCCESS;
     if (st == OTM_ERR_UNRESPONSIVE)
         otp_host_device_lost(p, op->rank, st);
-    otp_plugin_log(OTM_LOG_ERROR, "%s on device %d failed: %s", what, op->rank - 1,
-                   otm_status_text(st));
+    const otp_device *d = otp_devices_at(p, op->rank, op->unit);
+    char dev[96] = "device ?";
+    if (d && d->unit)
+        otp_devices_name(d, dev, sizeof dev);
+    else if (d)
+        snprintf(dev, sizeof dev, "device %d", d->id);
+    otp_plugin_log(OTM_LOG_ERROR, "%s on %s failed: %s", what, dev, otm_status_text(st));
     otp_host_end_if_faulted(p);
     return OFFLOAD_FAIL;
 }

@@ -19,28 +19,29 @@
 
 #include "plugin.h"
 
-/* Every rank sends its host name and pid to rank 0 at start-up (a
- * collective of the set-up, like the communicator duplications), so that
- * OMPTARGET_MPI_INFO can print which process serves which device. */
-typedef struct rank_card {
-    char host[72];
-    int64_t pid;
-} rank_card;
-
 /* OMPTARGET_MPI_MAP: the map as a file, for whoever must name the ranks
  * of a job that ended before the host's end began (the launcher, when the
  * MPI runtime killed the job because a rank died): a line a rank, the
  * count (the map is whole), then `end` from map_end. A map not written is
  * a warning: the job runs without it. */
-static void write_map(const otp_plugin *p, const rank_card *all)
+static void write_map(otp_plugin *p, const otp_rank_card *all)
 {
     if (!p->settings.map_len)
         return;
     FILE *f = fopen(p->settings.map, "we");
     int ok = f != NULL;
-    for (int r = 0; ok && r < p->node.size; r++)
-        ok = fprintf(f, "rank %d device %d pid %lld host %s\n", r, r - 1,
+    for (int r = 0; ok && r < p->node.size; r++) {
+        const otp_device *cpu = r ? otp_devices_at(p, r, 0) : NULL;
+        ok = fprintf(f, "rank %d device %d pid %lld host %s\n", r, cpu ? cpu->id : -1,
                      (long long)all[r].pid, all[r].host) > 0;
+    }
+    /* The proxied devices, a line each (the launcher reads the ranks'). */
+    for (int i = 0; ok && i < p->ndevices; i++) {
+        const otp_device *d = &p->devices[i];
+        if (d->unit)
+            ok = fprintf(f, "device %d rank %d unit %u plugin %s local %d host %s\n", d->id,
+                         d->rank, d->unit, d->plugin, d->local, all[d->rank].host) > 0;
+    }
     ok = ok && fprintf(f, "ranks %d\n", p->node.size) > 0;     /* it is whole */
     if (f && fclose(f))
         ok = 0;
@@ -170,26 +171,54 @@ void otp_map_watch_host(const otp_plugin *p)
     }
 }
 
+/* OMPTARGET_MPI_INFO: which process serves which device. */
+static void print_map(otp_plugin *p, const otp_rank_card *all)
+{
+    otp_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
+                   (long long)all[0].pid);
+    for (int i = 0; i < p->ndevices; i++) {
+        const otp_device *d = &p->devices[i];
+        char kind[48] = "";
+        if (d->unit)
+            snprintf(kind, sizeof kind, ", %s device %d", d->plugin, d->local);
+        otp_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld%s", d->id, d->rank,
+                       all[d->rank].host, (long long)all[d->rank].pid, kind);
+    }
+}
+
 void otp_map_gather(otp_plugin *p)
 {
-    rank_card me = {.pid = (int64_t)getpid()}, *all = NULL;
-    gethostname(me.host, sizeof me.host - 1);
+    otp_rank_card *me = otp_plugin_calloc(1, sizeof *me), *all = NULL;
+    if (!me) {
+        otp_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
+        otp_exit_abort_job();       /* the others wait in the gather */
+    }
+    me->pid = (int64_t)getpid();
+    gethostname(me->host, sizeof me->host - 1);
+    if (p->node.rank != 0)
+        otp_units_open(p, me);
     /* The other ranks are in the gather already, which needs the buffer. */
     if (p->node.rank == 0 &&
         !(all = otp_plugin_calloc((size_t)p->node.size, sizeof *all))) {
         otp_plugin_log(OTM_LOG_ERROR, "out of memory for the device map");
         otp_exit_abort_job();
     }
-    int rc = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0,
+    int rc = MPI_Gather(me, (int)sizeof *me, MPI_BYTE, all, (int)sizeof *me, MPI_BYTE, 0,
                         MPI_COMM_WORLD);
-    if (all && rc == MPI_SUCCESS)
-        write_map(p, all);
-    if (all && rc == MPI_SUCCESS && p->settings.info) {
-        otp_plugin_log(OTM_LOG_ERROR, "host program: rank 0 on %s, pid %lld", all[0].host,
-                       (long long)all[0].pid);
-        for (int r = 1; r < p->node.size; r++)
-            otp_plugin_log(OTM_LOG_ERROR, "device %d: rank %d on %s, pid %lld", r - 1, r,
-                           all[r].host, (long long)all[r].pid);
+    otp_plugin_free(me);
+    if (!all)
+        return;
+    for (int r = 1; rc == MPI_SUCCESS && r < p->node.size; r++)
+        if (all[r].units > OTP_UNITS_MAX)
+            all[r].units = OTP_UNITS_MAX;   /* a card of another build */
+    p->cards = all;
+    if (rc != MPI_SUCCESS)
+        memset(all, 0, (size_t)p->node.size * sizeof *all);
+    if (otp_devices_build(p)) {
+        otp_plugin_log(OTM_LOG_ERROR, "out of memory for the device table");
+        otp_exit_abort_job();
     }
-    otp_plugin_free(all);
+    write_map(p, all);
+    if (p->settings.info)
+        print_map(p, all);
 }

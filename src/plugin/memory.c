@@ -141,7 +141,7 @@ void *otp_memory_alloc(otp_plugin *p, otp_device *d, int64_t size, int32_t kind)
         void *ptr = alloc_pinned(p, size);
         if (!ptr)
             otp_plugin_log(OTM_LOG_ERROR, "data_alloc of %lld host-pinned bytes on device "
-                           "%d failed: out of memory", (long long)size, d->rank - 1);
+                           "%d failed: out of memory", (long long)size, d->id);
         return ptr;
     }
     int pooled = p->settings.pool && (uint64_t)size <= p->settings.pool_max;
@@ -150,8 +150,8 @@ void *otp_memory_alloc(otp_plugin *p, otp_device *d, int64_t size, int32_t kind)
         live_add(p, d, addr, (uint64_t)size);
         return (void *)(uintptr_t)addr;
     }
-    otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .size = (uint64_t)size,
-                 .arg = (uint64_t)kind, .result = &addr};
+    otm_op op = {.kind = OTM_KIND_ALLOC, .rank = d->rank, .unit = d->unit,
+                 .size = (uint64_t)size, .arg = (uint64_t)kind, .result = &addr};
     if (otp_host_submit_op(p, &op, NULL, "data_alloc") != OFFLOAD_SUCCESS)
         return NULL;
     if (pooled)
@@ -166,12 +166,13 @@ int32_t otp_memory_delete(otp_plugin *p, otp_device *d, void *tgt)
     int pooled = pool_keep(p, d, (uint64_t)(uintptr_t)tgt);
     if (pooled < 0) {
         otp_plugin_log(OTM_LOG_ERROR, "data_delete on device %d: pointer already freed",
-                       d->rank - 1);
+                       d->id);
         return OFFLOAD_FAIL;
     }
     if (pooled)
         return OFFLOAD_SUCCESS;
-    otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt};
+    otm_op op = {.kind = OTM_KIND_DELETE, .rank = d->rank, .unit = d->unit,
+                 .addr = (uint64_t)(uintptr_t)tgt};
     return otp_host_submit_op(p, &op, NULL, "data_delete");
 }
 

@@ -86,8 +86,34 @@ typedef struct otp_hosted {
     __tgt_target_table table;       /* what libomptarget uses */
 } otp_hosted;
 
+/* What a rank tells rank 0 at start-up (map.c's gather): where it runs,
+ * and the devices of other plugins it serves, its units 1 and up
+ * (units.c): each one's plugin, the plugin's number for it and the ELF
+ * machines of the images it takes (OTP_MACHINE_*). */
+#define OTP_UNITS_MAX 64
+#define OTP_MACHINE_X86_64 1u
+#define OTP_MACHINE_CUDA 2u
+#define OTP_MACHINE_AMDGPU 4u
+typedef struct otp_unit_card {
+    char plugin[16];
+    int32_t local;
+    uint32_t machines;
+} otp_unit_card;
+typedef struct otp_rank_card {
+    char host[72];
+    int64_t pid;
+    uint32_t units;
+    otp_unit_card unit[OTP_UNITS_MAX];
+} otp_rank_card;
+
+/* A device of the job (devices.c): a worker rank's unit (0: its CPU). */
 typedef struct otp_device {
+    int id;                         /* its number for libomptarget */
     int rank;
+    uint16_t unit;
+    int32_t local;                  /* its plugin's number for it (units 1..) */
+    uint32_t machines;              /* the images it takes (OTP_MACHINE_*) */
+    char plugin[16];                /* "cpu" for unit 0, else its plugin */
     int initialized;
     otp_hosted **loaded;            /* images loaded on it */
     size_t nloaded, loaded_cap;
@@ -145,8 +171,9 @@ typedef struct otp_plugin {
     int nwaiters;                   /* their number (written under
                                      * wait_lock, read atomically) */
     int polling;                    /* one of them polls for all */
-    otp_device *devices;
+    otp_device *devices;            /* the job's devices (devices.c) */
     int ndevices;
+    otp_rank_card *cards;           /* every rank's, from the start-up gather */
     pthread_mutex_t pool_lock;      /* pools, live lists, pinned (memory.c) */
     void **pinned;                  /* host-pinned allocations */
     size_t npinned, pinned_cap;
@@ -157,6 +184,8 @@ typedef struct otp_plugin {
                                      * none yet (atomic; written after
                                      * end_why) */
     /* worker */
+    struct otd_proxy *proxy;        /* the plugins whose devices it serves
+                                     * as units 1.. (units.c), or NULL */
     otp_loaded *loaded;             /* images loaded (images_lock) */
     size_t nloaded, loaded_cap;
     int expected_registrations;     /* start-up descriptors to wait for */
@@ -302,6 +331,38 @@ void otp_exit_cover_aborts(void);
  * it on a device rank aborts the job. */
 void otp_addresses_share(otp_plugin *p);
 
+/* ---- the job's devices (devices.c) ---- */
+
+/* Rank 0, after the start-up gather (p->cards): the table of the job's
+ * devices, rank by rank, each rank's CPU first, then its proxied devices
+ * in its order. -1 when there is no memory for it. */
+int otp_devices_build(otp_plugin *p);
+/* The device that is unit `unit` of `rank`, or NULL. */
+otp_device *otp_devices_at(otp_plugin *p, int rank, uint16_t unit);
+/* Every device of `rank`, for what concerns the rank (it was lost). */
+int otp_devices_of_rank(otp_plugin *p, int rank, otp_device **first);
+/* Which device d is, for the lines that name it: "device 3 (rank 2,
+ * cuda device 0)" or "device 1 (rank 2)" for a rank's CPU. */
+const char *otp_devices_name(const otp_device *d, char *buf, size_t len);
+
+/* ---- a worker's proxied devices (units.c) ---- */
+
+/* A worker, before the start-up gather: opens the plugins of
+ * OMPTARGET_MPI_REMOTE_PLUGINS from its libomptarget's directory (their
+ * devices become its units 1 and up; each skipped or opened is said at
+ * INFO) and fills its card. */
+void otp_units_open(otp_plugin *p, otp_rank_card *me);
+/* Its device hooks for units 1.. (their memory, images and kernels), on
+ * top of the CPU's ops: ops->units counts them. */
+void otp_units_ops(otp_plugin *p, otm_device_ops *ops);
+otm_status otp_units_load(otp_plugin *p, uint16_t unit, const otm_image_ref *ref,
+                          const otm_entry **out, uint64_t *count);
+otm_status otp_units_run(otp_plugin *p, uint16_t unit, uint64_t kernel, void **args,
+                         uint32_t nargs, uint64_t teams, uint64_t threads,
+                         otm_region_fault *fault);
+/* A worker's end: the plugins closed. */
+void otp_units_close(otp_plugin *p);
+
 /* ---- the job's map (map.c) ---- */
 
 /* The collective of the set-up that every rank enters: each sends its host
@@ -379,6 +440,9 @@ __tgt_bin_desc *otp_desc_of(otp_plugin *p, const __tgt_device_image *image);
 otm_status otp_image_elf(const __tgt_device_image *image, const void **elf,
                          size_t *size, char *err, size_t errlen);
 /* otm_wire_hash over the entries' names, each with its NUL, in order. */
+/* The ELF machine of an image (unwrapped), as OTP_MACHINE_*; 0 for one
+ * that is no ELF or of another machine. */
+uint32_t otp_image_machine(const __tgt_device_image *image);
 uint64_t otp_names_hash(const __tgt_offload_entry *begin, const __tgt_offload_entry *end);
 /* Worker: the registered image `ref` names (size, hash, and the names of
  * its host entries), with its ELF bytes in *elf; NULL when there is none. */

@@ -15,8 +15,10 @@ void otp_host_release(otp_plugin *p)
     for (int d = 0; d < p->ndevices; d++)
         otp_images_release(&p->devices[d]);
     otp_plugin_free(p->devices);
+    otp_plugin_free(p->cards);
     /* Later calls (libomptarget 16 still calls deinit_device) find no
      * device rather than freed memory. */
     p->devices = NULL;
     p->ndevices = 0;
+    p->cards = NULL;
 }

@@ -42,8 +42,9 @@ static otp_device *device(int32_t id)
     }
     otp_device *d = &p->devices[id];
     if (__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
-        otp_plugin_log(OTM_LOG_ERROR, "device %d (rank %d) failed earlier: %s", (int)id,
-                       d->rank, d->failure);
+        char dev[96];
+        otp_plugin_log(OTM_LOG_ERROR, "%s failed earlier: %s",
+                       otp_devices_name(d, dev, sizeof dev), d->failure);
         otp_host_end_if_faulted(p);
         return NULL;
     }
@@ -67,15 +68,32 @@ static int range_mapped(const void *start, const void *end)
  * that of a library dlclose()d since, whose pages (the image and its
  * descriptor) are gone: such an image is not valid, rather than a fault in
  * reading it. */
+/* The machines of the images the job's devices take: its ranks' CPUs',
+ * and those of the plugins they proxy. */
+static uint32_t job_machines(void)
+{
+    otp_plugin *p = otp_plugin_get();
+    uint32_t bits = 0;
+    for (int i = 0; p && p->role == OTM_ROLE_HOST && i < p->ndevices; i++)
+        bits |= p->devices[i].machines;
+    return bits;
+}
+
+/* An x86_64 image this rank's CPU devices load (checked in full), or an
+ * image of a machine a proxied device takes (its plugin checks the rest
+ * where it is loaded). */
 int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image)
 {
     char err[160];
     const void *elf;
     size_t size;
-    return range_mapped(image, image + 1) &&
-           range_mapped(image->ImageStart, image->ImageEnd) &&
-           otp_image_elf(image, &elf, &size, err, sizeof err) == OTM_OK &&
-           otd_image_check(elf, size, err, sizeof err) == OTM_OK;
+    if (!range_mapped(image, image + 1) || !range_mapped(image->ImageStart, image->ImageEnd) ||
+        otp_image_elf(image, &elf, &size, err, sizeof err) != OTM_OK)
+        return 0;
+    if (otd_image_check(elf, size, err, sizeof err) == OTM_OK)
+        return 1;
+    uint32_t m = otp_image_machine(image);
+    return m != OTP_MACHINE_X86_64 && (m & job_machines()) != 0;
 }
 
 int32_t __tgt_rtl_number_of_devices(void)
@@ -279,8 +297,8 @@ static int32_t transfer(int32_t id, otm_kind kind, void *tgt, void *host,
         return fail("%s on device %d: bad pointer or size", what, id);
     if (size == 0)
         return OFFLOAD_SUCCESS;
-    otm_op op = {.kind = kind, .rank = d->rank, .addr = (uint64_t)(uintptr_t)tgt,
-                 .host = host, .size = (uint64_t)size};
+    otm_op op = {.kind = kind, .rank = d->rank, .unit = d->unit,
+                 .addr = (uint64_t)(uintptr_t)tgt, .host = host, .size = (uint64_t)size};
     otp_plugin *p = otp_plugin_host();
     if (kind == OTM_KIND_RETRIEVE && __atomic_load_n(&p->retrieve_waits, __ATOMIC_RELAXED))
         return otp_host_submit_op_ended(p, &op, ai, what);
@@ -344,8 +362,8 @@ int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst, void
     if (size == 0)
         return OFFLOAD_SUCCESS;
     otm_op op = {.kind = OTM_KIND_EXCHANGE, .rank = s->rank, .peer = d->rank,
-                 .addr = (uint64_t)(uintptr_t)sptr, .addr2 = (uint64_t)(uintptr_t)dptr,
-                 .size = (uint64_t)size};
+                 .unit = s->unit, .peer_unit = d->unit, .addr = (uint64_t)(uintptr_t)sptr,
+                 .addr2 = (uint64_t)(uintptr_t)dptr, .size = (uint64_t)size};
     return otp_host_submit_op(otp_plugin_host(), &op, ai, "data_exchange");
 }
 
@@ -378,7 +396,7 @@ int32_t __tgt_rtl_run_target_team_region_async(int32_t id, void *entry, void **a
             vals[i] = (uint64_t)(uintptr_t)args[i];
             offs[i] = offsets ? (int64_t)offsets[i] : 0;
         }
-        otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = d->rank,
+        otm_op op = {.kind = OTM_KIND_EXECUTE, .rank = d->rank, .unit = d->unit,
                      .arg = (uint64_t)(uintptr_t)entry, .nargs = (uint32_t)nargs,
                      .args = vals, .offsets = offs,
                      .teams = (uint64_t)(teams > 0 ? teams : 1),
@@ -448,7 +466,7 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
     ai->Queue = NULL;
     otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otp_host_device_lost(p, id + 1, st);
+        otp_host_device_lost(p, p->devices[id].rank, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otp_host_end_if_faulted(p);
@@ -475,7 +493,7 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
     ai->Queue = NULL;
     otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
-        otp_host_device_lost(p, id + 1, st);
+        otp_host_device_lost(p, p->devices[id].rank, st);
     if (st) {
         fail("%s (device %d)", otm_status_text(st), id);
         otp_host_end_if_faulted(p);
@@ -609,8 +627,15 @@ int32_t __tgt_rtl_data_unlock(int32_t id, void *host)
 void __tgt_rtl_print_device_info(int32_t id)
 {
     otp_device *d = device(id);
-    if (d)
-        printf("    omptarget-mpi device %d: MPI rank %d\n", (int)id, d->rank);
+    otp_plugin *p = otp_plugin_host();
+    const char *host = p && p->cards ? p->cards[d ? d->rank : 0].host : "?";
+    if (d && d->unit)
+        printf("    omptarget-mpi device %d: MPI rank %d on %s, %s device %d (its plugin "
+               "libomptarget.rtl.%s)\n", (int)id, d->rank, host, d->plugin, d->local,
+               d->plugin);
+    else if (d)
+        printf("    omptarget-mpi device %d: MPI rank %d on %s, its CPU\n", (int)id, d->rank,
+               host);
 }
 
 void __tgt_rtl_set_info_flag(uint32_t flags)

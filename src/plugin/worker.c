@@ -26,6 +26,7 @@
 #include "../shell/trace.h"
 #include "otm/fault.h"
 #include "otm/output.h"
+#include "otm/proxy.h"
 #include "otm/wire.h"
 #include "plugin.h"
 
@@ -166,6 +167,7 @@ static otm_status load_here(otp_plugin *p, const otm_image_ref *ref, const otm_e
 /* The device hooks of loading and unloading: each a loader call. */
 typedef struct image_call {
     otp_plugin *p;
+    uint16_t unit;
     const otm_image_ref *ref;
     uint64_t id;
     const otm_entry **out;
@@ -176,7 +178,8 @@ typedef struct image_call {
 static void load_call(void *arg)
 {
     image_call *c = arg;
-    c->st = load_here(c->p, c->ref, c->out, c->count);
+    c->st = c->unit ? otp_units_load(c->p, c->unit, c->ref, c->out, c->count)
+                    : load_here(c->p, c->ref, c->out, c->count);
 }
 
 static void unload_call(void *arg)
@@ -185,20 +188,25 @@ static void unload_call(void *arg)
     unload_here(c->p, c->id);
 }
 
+/* The CPU's images are this process's; a proxied unit's, its plugin's
+ * (loaded through it, on the loader thread too: a host plugin dlopens
+ * them). Unified shared memory is the CPU's alone. */
 static otm_status load_image(void *ctx, uint16_t unit, const otm_image_ref *ref,
                              const otm_entry **out, uint64_t *count)
 {
-    (void)unit;
-    if (ref->usm)
+    if (ref->usm && unit == 0)
         otp_usm_worker_enable(ctx);
-    image_call c = {.p = ctx, .ref = ref, .out = out, .count = count};
+    image_call c = {.p = ctx, .unit = unit, .ref = ref, .out = out, .count = count};
     on_loader_thread(ctx, load_call, &c);
     return c.st;
 }
 
+/* A proxied unit's plugin has no way to unload an image (libomptarget
+ * 14-16 never asks it): it stays loaded there. */
 static void unload_image(void *ctx, uint16_t unit, uint64_t id)
 {
-    (void)unit;
+    if (unit)
+        return;
     image_call c = {.p = ctx, .id = id};
     on_loader_thread(ctx, unload_call, &c);
 }
@@ -234,8 +242,14 @@ static otm_status run_kernel(void *ctx, uint16_t unit, uint64_t kernel, void **a
 {
     otd_fault f;
     char why[640];
-    (void)unit, (void)teams, (void)threads;
     otp_plugin *p = ctx;
+    if (unit) {
+        uint64_t t0 = ots_clock_ns();
+        otm_status st = otp_units_run(p, unit, kernel, args, nargs, teams, threads, fault);
+        kernel_ran(ctx, kernel, ots_clock_ns() - t0);
+        return st;
+    }
+    (void)teams, (void)threads;
     otm_status st = otp_usm_region_begin(p, why, sizeof why);
     if (st)
         return otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, why), st;
@@ -269,6 +283,7 @@ otm_device_ops otp_worker_device_ops(otp_plugin *p)
 {
     otm_device_ops ops = {.load_image = load_image, .unload_image = unload_image,
                           .run_kernel = run_kernel, .ctx = p};
+    otp_units_ops(p, &ops);
     if (p->output) {
         ops.output_pending = output_pending;
         ops.output_take = output_take;
@@ -519,7 +534,13 @@ void otp_worker_main(otp_plugin *p)
 {
     pthread_t threads[64];
     server roles[64];
-    int n = p->settings.handlers < 64 ? p->settings.handlers : 64;
+    /* At least a kernel thread per device it serves: regions of several
+     * devices of this rank (nowait) run at once. */
+    int n = p->settings.handlers;
+    if (n < 1 + (int)otd_proxy_units(p->proxy))
+        n = 1 + (int)otd_proxy_units(p->proxy);
+    if (n > 64)
+        n = 64;
     shell sh = {.p = p, .loader = pthread_self()};
     server self = {.sh = &sh, .spare = 1};
     atomic_init(&sh.max_running, n);

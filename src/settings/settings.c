@@ -32,6 +32,8 @@
 #define NS_DAY (86400ull * NS_S)
 /* Longest trace path prefix; room is left for ".RANK.json". */
 #define PATH_MAX_LEN 1000ull
+/* Longest list of plugin names. */
+#define NAMES_MAX_LEN 200ull
 /* Longest TIMEOUT and KERNEL_TIMEOUT: the settings' own bound, since the
  * core accepts any timeout (it compares elapsed times). */
 #define TIMEOUT_MAX (7 * NS_DAY)
@@ -46,7 +48,9 @@ typedef enum kind {
     K_IDLE,         /* spin/yield/sleep */
     K_LOG,          /* 0..3 or error/warn/info/debug */
     K_USM,          /* auto/on/off */
-    K_PATH          /* a file path (its length is the value), or off (0) */
+    K_PATH,         /* a file path (its length is the value), or off (0) */
+    K_NAMES         /* auto, none, or a comma-separated list of names made of
+                     * letters, digits, '_' and '-' (its length is the value) */
 } kind;
 
 /* X(ID, alias, kind, min, max, field, scope, default, range, meaning)
@@ -109,7 +113,8 @@ typedef enum kind {
     X(HANDLERS, "OMPCLUSTER_NUM_EXEC_EVENT_HANDLERS", K_COUNT,                \
       1, 64, handlers, OTM_SCOPE_RANK, "1",                                   \
       "an integer in {min}..{max}",                                           \
-      "Kernel handler threads per device rank.")                              \
+      "Kernel handler threads per device rank; at least one per device it "  \
+      "serves (its CPU and the devices of REMOTE_PLUGINS).")                  \
     X(IDLE, NULL, K_IDLE,                                                     \
       OTM_IDLE_SPIN, OTM_IDLE_SLEEP, idle, OTM_SCOPE_RANK, "sleep",           \
       "spin, yield or sleep",                                                 \
@@ -198,6 +203,18 @@ typedef enum kind {
       "names the same code there, while every rank keeps its address "        \
       "randomisation; a call through a host function pointer costs one "      \
       "signal on the device. off: such a call faults, with the report.")      \
+    X(REMOTE_PLUGINS, NULL, K_NAMES,                                          \
+      1, NAMES_MAX_LEN, remote_plugins_len, OTM_SCOPE_RANK, "auto",          \
+      "auto, none, or a comma-separated list of plugin names (a letter, "    \
+      "then letters, digits, _ and -) of at most {max} bytes, e.g. cuda,host",\
+      "Other libomptarget plugins each device rank serves devices of, "      \
+      "besides its own CPU (remote accelerators): auto, the node's cuda "    \
+      "and amdgpu plugins that load and find a device; a list names them "   \
+      "(host: the node's x86_64 plugin; any NAME: its "                      \
+      "libomptarget.rtl.NAME.so); none: the CPU alone. Their devices are "   \
+      "numbered after each rank's CPU device, rank by rank; a plugin that "  \
+      "does not load or finds no device is skipped with a line at info "     \
+      "level.")                                                               \
     X(MAP, NULL, K_PATH,                                                      \
       0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
@@ -269,6 +286,8 @@ static uint64_t fetch(const otm_settings *s, int id)
 _Static_assert(sizeof(((otm_settings *)0)->trace) > PATH_MAX_LEN &&
                    sizeof(((otm_settings *)0)->map) > PATH_MAX_LEN,
                "the path buffers hold the longest accepted path");
+_Static_assert(sizeof(((otm_settings *)0)->remote_plugins) > NAMES_MAX_LEN,
+               "the names buffer holds the longest accepted list");
 
 otm_settings otm_settings_default(void)
 {
@@ -290,6 +309,8 @@ otm_settings otm_settings_default(void)
         .trace = "",
         .map_len = 0,
         .map = "",
+        .remote_plugins_len = 4,
+        .remote_plugins = "auto",
     };
     /* The core's default of "never" suits the simulator, whose virtual
      * clock may not advance; a real job should fail rather than hang. */
@@ -398,6 +419,27 @@ static int path_length(span t, uint64_t *out)
     return 1;
 }
 
+/* A list of names: "auto", "none", or names of a letter then letters,
+ * digits, '_' and '-', joined by commas. The value is its length. */
+static int names_length(span t, uint64_t *out)
+{
+    int item = 0;
+    if (t.b == t.e)
+        return 0;
+    for (const char *p = t.b; p < t.e; p++) {
+        if (*p == ',' && item) {
+            item = 0;
+        } else if (isalpha((unsigned char)*p) ||
+                   (item && (isdigit((unsigned char)*p) || *p == '_' || *p == '-'))) {
+            item = 1;
+        } else {
+            return 0;
+        }
+    }
+    *out = (uint64_t)(t.e - t.b);
+    return item;
+}
+
 /* Parses `text` as `k`; bare durations are in units of `bare_ns`. */
 static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
 {
@@ -413,6 +455,7 @@ static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
         return lookup(t, log_words, out) ||
                (digits(&t, out) && t.b == t.e);
     case K_PATH: return path_length(t, out);
+    case K_NAMES: return names_length(t, out);
     }
     return 0;
 }
@@ -557,9 +600,9 @@ static int load_one(otm_settings *s, int id,
         return 0;
     }
     store(s, id, v);
-    if (specs[id].kind == K_PATH) {
-        /* A path setting keeps its text (trimmed, as parsed). */
-        char *dst = id == SET_TRACE ? s->trace : s->map;
+    if (specs[id].kind == K_PATH || specs[id].kind == K_NAMES) {
+        /* A text setting keeps its text (trimmed, as parsed). */
+        char *dst = id == SET_TRACE ? s->trace : id == SET_MAP ? s->map : s->remote_plugins;
         span t = trim(value);
         memcpy(dst, t.b, (size_t)v);
         dst[v] = '\0';
@@ -609,7 +652,8 @@ otm_status otm_settings_load(otm_settings *s,
     X(KILL_AT, kill_at)                                                       \
     X(KILL_RANK, kill_rank)                                                   \
     X(FAIL_ALLOC, fail_alloc)                                                 \
-    X(FAIL_ALLOC_RANK, fail_alloc_rank)
+    X(FAIL_ALLOC_RANK, fail_alloc_rank)                                       \
+    X(PLUGIN_DIR, plugin_dir)
 
 void otm_test_hooks_load(otm_test_hooks *t,
                          const char *(*get)(void *ctx, const char *name), void *ctx)

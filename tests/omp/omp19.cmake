@@ -75,8 +75,10 @@ add_test(NAME omp19_no_plugin
                  ${OTM_LIBOMPTARGET19} ${CMAKE_CURRENT_BINARY_DIR}/omp19/omp_host_fallback)
 set_tests_properties(omp19_exports omp19_no_plugin PROPERTIES LABELS omp19 TIMEOUT 120)
 
-# Programs for 19 only: `declare target indirect` is OpenMP 5.1's.
+# Programs for 19 only: `declare target indirect` is OpenMP 5.1's. Not
+# omp_remote: 19 has no plugin files a device rank would proxy.
 set(_more ${OTM_OMP_MORE_PROGRAMS})
+list(REMOVE_ITEM OTM_OMP_MORE_PROGRAMS omp_remote)
 list(APPEND OTM_OMP_MORE_PROGRAMS omp_indirect)
 find_program(OTM_CLANGXX19 clang++-19)
 otm_omp_more_tests(${CMAKE_CURRENT_BINARY_DIR}/omp19 ${OTM_CLANG19} "${OTM_CLANGXX19}" omp19

@@ -302,6 +302,8 @@ else
     unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
         h
         s/rank 0: all [0-9]+ devices acknowledged the exit//g
+        s/rank [0-9]+: plugin [A-Za-z0-9_-]+ skipped: .*//g
+        s/rank [0-9]+: plugin [A-Za-z0-9_-]+: [0-9]+ device\(s\)//g
         s/rank [0-9]+ exited cleanly after [0-9]+ events//g
         s/not started by an MPI launcher, so 0 devices; run `omptarget-mpirun -n N .\/app` \(N >= 2\)//g
         s/omptarget-mpi(\[[0-9]+\])?: //g

@@ -85,6 +85,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "TRACE")) return (uint64_t)s->trace_len;
     if (!strcmp(n, "USM")) return (uint64_t)s->usm;
     if (!strcmp(n, "HOST_CODE")) return (uint64_t)s->host_code;
+    if (!strcmp(n, "REMOTE_PLUGINS")) return (uint64_t)s->remote_plugins_len;
     if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
     fail_msg("no field for %s", name);
     return 0;
@@ -104,7 +105,7 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_STDERR_TO_STDOUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
     "OMPTARGET_MPI_USM",           "OMPTARGET_MPI_HOST_CODE",
-    "OMPTARGET_MPI_MAP",
+    "OMPTARGET_MPI_REMOTE_PLUGINS", "OMPTARGET_MPI_MAP",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -176,10 +177,12 @@ typedef struct var_case {
     const char *bad[20];    /* ends at NULL */
 } var_case;
 
-/* A path takes almost any text, so bad_everywhere does not apply to it. */
+/* A path takes almost any text, and a list of plugin names words, so
+ * bad_everywhere does not apply to them. */
 static int any_text(const char *name)
 {
-    return !strcmp(name, "OMPTARGET_MPI_TRACE") || !strcmp(name, "OMPTARGET_MPI_MAP");
+    return !strcmp(name, "OMPTARGET_MPI_TRACE") || !strcmp(name, "OMPTARGET_MPI_MAP") ||
+           !strcmp(name, "OMPTARGET_MPI_REMOTE_PLUGINS");
 }
 
 /* Refused by every variable: not a value of any kind. */
@@ -268,6 +271,12 @@ static const var_case cases[] = {
     {"OMPTARGET_MPI_HOST_CODE",
      {{"1", 1}, {"0", 0}, {"on", 1}, {"OFF", 0}, {NULL, 0}},
      {"2", "translate", "", NULL}},
+    /* The value seen through field() is the list's length. */
+    {"OMPTARGET_MPI_REMOTE_PLUGINS",
+     {{"auto", 4}, {"none", 4}, {"cuda", 4}, {" cuda,host ", 9}, {"my_plugin-2", 11},
+      {NULL, 0}},
+     {"", ",", "cuda,", ",cuda", "cuda,,host", "cu da", "../x", "a/b", "-1", "2cuda",
+      "\x01", NULL}},
     {"OMPTARGET_MPI_MAP",
      {{"off", 0}, {"/tmp/job/map", 12}, {" m ", 1}, {NULL, 0}},
      {"", "\x01", "a\nb", NULL}},
@@ -752,6 +761,42 @@ static void test_judge_differ(void **state)
     assert_int_equal(otm_settings_judge(cards, 4, NULL, 0), OTM_ERR_INVALID);
 }
 
+/* A job of one rank with a bad value: that rank, named alone. Two values
+ * that must agree and do not: both said, one after the other. */
+static void test_judge_one_rank_and_two_values(void **state)
+{
+    (void)state;
+    env bad = {.count = 0}, other = {.count = 0};
+    env_set(&bad, "OMPTARGET_MPI_WINDOW", "9");
+    env_set(&other, "OMPTARGET_MPI_NUM_COMMS", "8");
+    env_set(&other, "OMPTARGET_MPI_USM", "off");
+    env *envs[2] = {&bad, NULL};
+    otm_settings_card cards[2];
+    char msg[512];
+    cards_of(cards, 1, envs);
+    assert_int_equal(otm_settings_judge(cards, 1, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_string_equal(msg, "OMPTARGET_MPI_WINDOW=9: expected an integer in 1..4 "
+                        "(rank 0)");
+    envs[0] = NULL;
+    envs[1] = &other;
+    cards_of(cards, 2, envs);
+    assert_int_equal(otm_settings_judge(cards, 2, msg, sizeof msg), OTM_ERR_INVALID);
+    assert_non_null(strstr(msg, "OMPTARGET_MPI_NUM_COMMS must be the same on every rank: "
+                                "4 on rank 0, 8 on rank 1; OMPTARGET_MPI_USM must be "
+                                "the same on every rank: "));
+}
+
+/* A bad value with no room for the sentence: refused all the same, and
+ * the buffer is not written. */
+static void test_error_without_room(void **state)
+{
+    (void)state;
+    otm_settings s;
+    char err[8] = "keep";
+    assert_int_equal(load1("OMPTARGET_MPI_WINDOW", "9", &s, err, 0), OTM_ERR_INVALID);
+    assert_string_equal(err, "keep");
+}
+
 /* What is not a card (another build, garbage) is said before anything. */
 static void test_judge_not_a_card(void **state)
 {
@@ -837,11 +882,12 @@ static void test_launcher_marks(void **state)
     env_set(&e, "OMPI_COMM_WORLD_RANK", "5");
     assert_int_equal(otm_settings_launcher_rank(env_get, &e), 5);
     /* PMI_RANK first, unless it is not a count. */
-    static const char *const pmi[] = {"-1", "99999999999", "2x", "", "3"};
+    static const char *const pmi[] = {"-1", "99999999999", "2x", "", "x",
+                                      "99999999999999999999", "3"};
     for (size_t i = 0; i < sizeof pmi / sizeof *pmi; i++) {
         env with = e;
         env_set(&with, "PMI_RANK", pmi[i]);
-        assert_int_equal(otm_settings_launcher_rank(env_get, &with), i < 4 ? 5 : 3);
+        assert_int_equal(otm_settings_launcher_rank(env_get, &with), i < 6 ? 5 : 3);
     }
 }
 
@@ -850,6 +896,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variable_has_cases),
         cmocka_unit_test(test_test_hooks),
+        cmocka_unit_test(test_judge_one_rank_and_two_values),
+        cmocka_unit_test(test_error_without_room),
         cmocka_unit_test(test_launcher_marks),
         cmocka_unit_test(test_valid_values),
         cmocka_unit_test(test_invalid_values),
