@@ -107,6 +107,20 @@ static void hook_trace(void *ctx, otm_event *ev, int point)
     ots_trace_record(((otp_plugin *)ctx)->trace, ev, point);
 }
 
+/* The counters of OMPTARGET_MPI_INFO, per device of the table rather than
+ * per rank; short of memory they stay per rank, which the table says. */
+static void count_per_device(otp_plugin *p)
+{
+    int *first = otp_plugin_calloc((size_t)p->node.size, sizeof *first);
+    for (int r = 1; first && r < p->node.size; r++) {
+        const otp_device *d = otp_devices_at(p, r, 0);
+        first[r] = d ? d->id : -1;
+    }
+    if (!first || ots_trace_set_devices(p->trace, first, p->ndevices))
+        otp_plugin_log(OTM_LOG_WARN, "out of memory: the counters are per rank");
+    otp_plugin_free(first);
+}
+
 static void start_trace(otp_plugin *p)
 {
     char err[160];
@@ -115,6 +129,8 @@ static void start_trace(otp_plugin *p)
                              p->node.size, origin, err, sizeof err);
     if (p->trace)
         p->node.hooks.trace = hook_trace;
+    if (p->trace && p->role == OTM_ROLE_HOST)
+        count_per_device(p);
     else if (p->settings.trace_len || (p->settings.info && p->node.rank == 0))
         otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s; no trace or counters",
                        p->node.rank, err);

@@ -219,7 +219,9 @@ typedef enum kind {
       0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
       "Rank 0 writes the job's map there at start-up, a line `rank R device " \
-      "D pid P host H` per rank (device -1: the program), then `ranks N`, "   \
+      "D pid P host H` per rank (device -1: the program; D its CPU), a "      \
+      "line `device D rank R unit U plugin P local L host H` per device it "  \
+      "proxies, then `ranks N`, "                                             \
       "and a line `end` once the program's end begins; each rank holds a "    \
       "lock on PATH.RANK while it lives: omptarget-mpirun sets it, to name "  \
       "the rank that ended first when a job ends without that line.")

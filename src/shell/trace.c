@@ -25,6 +25,7 @@ typedef struct span {
     uint64_t t0, t1, run;
     uint64_t bytes;
     int32_t device, tag, status;
+    uint16_t unit;
     uint8_t kind, side, failed, role, track;
 } span;
 
@@ -44,7 +45,10 @@ struct ots_trace {
     pthread_mutex_t lock;       /* guards the track names */
     int ntracks;
     char names[OTM_TRACE_TRACKS][40];
-    dev_counters *dev;          /* host with counters: size - 1 devices */
+    dev_counters *dev;          /* host with counters: ndev devices */
+    int ndev;
+    int *first;                 /* the device number of rank r's unit 0
+                                 * (ots_trace_set_devices); NULL: rank - 1 */
 };
 
 /* The calling thread's track in the recorder `my_owner` (a process has
@@ -71,8 +75,10 @@ ots_trace *ots_trace_new(const char *path, int counters, int rank, int size,
             t->path = strdup(path);
             t->spans = calloc(OTM_TRACE_CAPACITY, sizeof *t->spans);
         }
-        if (counters)
+        if (counters) {
             t->dev = calloc((size_t)size - 1, sizeof *t->dev);
+            t->ndev = size - 1;
+        }
         if ((tracing && (!t->path || !t->spans)) || (counters && !t->dev)) {
             ots_trace_free(t);
             t = NULL;
@@ -91,7 +97,25 @@ void ots_trace_free(ots_trace *t)
     free(t->path);
     free(t->spans);
     free(t->dev);
+    free(t->first);
     free(t);
+}
+
+int ots_trace_set_devices(ots_trace *t, const int *first, int ndevices)
+{
+    if (!t || !t->dev || ndevices < t->size - 1)
+        return 0;
+    int *f = malloc((size_t)t->size * sizeof *f);
+    dev_counters *dev = calloc((size_t)ndevices, sizeof *dev);
+    if (!f || !dev) {
+        free(f);
+        free(dev);
+        return -1;
+    }
+    memcpy(f, first, (size_t)t->size * sizeof *f);
+    free(t->dev);
+    t->dev = dev, t->ndev = ndevices, t->first = f;
+    return 0;
 }
 
 /* ---- tracks ---------------------------------------------------------------- */
@@ -155,7 +179,10 @@ static void count(ots_trace *t, const span *s)
 {
     if (s->device < 0 || s->device >= t->size - 1 || s->kind >= OTM_KIND_END)
         return;
-    dev_counters *d = &t->dev[s->device];
+    int id = t->first ? t->first[s->device + 1] + s->unit : s->device;
+    if (id < 0 || id >= t->ndev)
+        return;
+    dev_counters *d = &t->dev[id];
     memory_order relaxed = memory_order_relaxed;
     atomic_fetch_add_explicit(&d->events[s->kind], 1, relaxed);
     atomic_fetch_add_explicit(&d->failed, s->failed, relaxed);
@@ -178,7 +205,7 @@ static void end_span(ots_trace *t, const otm_event *ev)
     span s = {
         .t0 = ev->trace[0], .t1 = since_origin(t), .run = ev->trace[1],
         .bytes = event_bytes(ev), .device = device >= 0 ? device : -1,
-        .tag = ev->tag, .status = ev->status, .kind = (uint8_t)ev->kind,
+        .tag = ev->tag, .status = ev->status, .unit = ev->unit, .kind = (uint8_t)ev->kind,
         .side = ev->side, .failed = ev->state == OTM_FAILED, .role = ev->flags,
         .track = (uint8_t)(origin ? ev->trace[2] : (uint64_t)track_of_thread(t, NULL)),
     };
@@ -350,9 +377,11 @@ void ots_trace_report(const ots_trace *t, void (*say)(void *ctx, const char *lin
     snprintf(line + n, sizeof line - (size_t)n, " %6s %15s %17s %15s %12s", "failed",
              "bytes-to-device", "bytes-from-device", "bytes-to-peer", "kernel-ms");
     say(ctx, line);
-    for (int d = 0; d < t->size - 1; d++) {
+    for (int d = 0, rank = 1; d < t->ndev; d++) {
         const dev_counters *c = &t->dev[d];
-        n = snprintf(line, sizeof line, "%6d %4d", d, d + 1);
+        while (t->first && rank + 1 < t->size && t->first[rank + 1] <= d)
+            rank++;
+        n = snprintf(line, sizeof line, "%6d %4d", d, t->first ? rank : d + 1);
         for (size_t k = 0; k < NSHOWN; k++)
             n += snprintf(line + n, sizeof line - (size_t)n, " %8llu",
                           (unsigned long long)atomic_load(&c->events[shown[k]]));
