@@ -61,7 +61,7 @@ if [ -z "$build_dir" ]; then
     cmake -S . -B "$build_dir" >/dev/null
     cmake --build "$build_dir" -j "$(nproc)" --target bench_raw bench_abi \
         bench_omp_program bench_apps_program bench_scale_program bench_usm_program \
-        bench_host_code_program sim_model \
+        bench_host_code_program bench_remote_program sim_model \
         omptarget_rtl_mpi omptarget_mpi_pmpi omptarget_mpi_none omptarget-mpi-witness
     for v in 16 19; do      # where that clang is: bench_scale16, bench_scale19
         cmake --build "$build_dir" --target "bench_scale${v}_program" >/dev/null 2>&1 || true
@@ -69,7 +69,8 @@ if [ -z "$build_dir" ]; then
 fi
 build_dir=$(cd "$build_dir" && pwd)
 for f in bench/bench_raw bench/bench_abi bench/bench_omp bench/bench_apps bench/bench_scale \
-         bench/bench_usm bench/bench_host_code bench/sim_model bin/omptarget-mpirun; do
+         bench/bench_usm bench/bench_host_code bench/bench_remote bench/sim_model \
+         bin/omptarget-mpirun; do
     [ -x "$build_dir/$f" ] || { echo "bench.sh: $build_dir/$f is missing: build first" >&2; exit 1; }
 done
 # The mpiexec of the MPI the build's plugin links (the launcher says which).
@@ -213,6 +214,11 @@ job usm-off MPIEXEC="$mpiexec" OMPTARGET_MPI_USM=off -- "$run" -n 2 "$b/bench_us
 # Calls through rank 0's addresses: a host function pointer, a constant
 # table, against a device function pointer.
 job host-code MPIEXEC="$mpiexec" -- "$run" -n 2 "$b/bench_host_code" "$mode"
+
+# A device of the node's host plugin, proxied by rank 1, against rank 1's
+# own CPU device: an empty region, a 1 MiB round trip.
+job remote MPIEXEC="$mpiexec" OMPTARGET_MPI_REMOTE_PLUGINS=host -- \
+    "$run" -n 2 "$b/bench_remote" "$mode"
 
 # Scale-out: regions in flight, strong scaling, many devices (bench_scale.sh).
 . ci/bench_scale.sh

@@ -148,6 +148,13 @@ END {
         "OpenMP, one region", "call_device_ns", "device")
     row("call_host_ptr_ns", "a call through a host function pointer (one signal)",
         "OpenMP, one region", "call_device_ns", "device")
+    # A proxied device against the rank's own CPU (bench_remote.c).
+    row("remote_empty_cpu", "empty region", "OpenMP, rank 1's CPU device")
+    row("remote_empty_proxied", "empty region", "OpenMP, a device of rank 1's host plugin",
+        "remote_empty_cpu", "CPU device")
+    row("remote_1m_cpu", "1 MiB map(tofrom:) round trip", "OpenMP, rank 1's CPU device")
+    row("remote_1m_proxied", "1 MiB map(tofrom:) round trip",
+        "OpenMP, a device of rank 1's host plugin", "remote_1m_cpu", "CPU device")
     printf "\n  ],\n  \"checks\": [" >> json
     print "" >> md
     for (i = 0; i < nc; i++) {
