@@ -6,9 +6,8 @@
  *
  * The plugins are those OMPTARGET_MPI_REMOTE_PLUGINS names, opened from
  * the directory of the libomptarget that loaded this plugin (the node's).
- * What a proxied call says when it fails is a line of this rank's, which
- * reaches rank 0 with the region's output; the host says the device, its
- * rank and plugin.
+ * What a proxied call says when it fails is a line on this rank's stderr;
+ * the host says the device, its rank and plugin.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -109,8 +108,7 @@ void otp_units_close(otp_plugin *p)
 
 /* ---- the device hooks of units 1.. --------------------------------------- */
 
-/* A failed proxied call, said on this rank's stderr (which reaches the
- * host with the region's output). */
+/* A failed proxied call, said on this rank's stderr. */
 static otm_status said(const otp_plugin *p, otm_status st, const char *err)
 {
     if (st)
