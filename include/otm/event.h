@@ -173,6 +173,8 @@ struct otm_event {
     uint8_t claimed;        /* worker: a handler is running this event */
     uint8_t armed;          /* progressed at least once (timeouts run) */
     uint8_t rejected;       /* dest: refused by the gate, answered only */
+    uint8_t said;           /* origin: its failure was returned to its
+                             * caller: its queue does not record it */
     uint8_t past_run;       /* dest: at its reply or failing: done with
                              * device memory, but for the data a RETRIEVE
                              * sends (atomic: other threads read it) */

@@ -186,6 +186,10 @@ struct otm_queue {
     otm_queue *next;        /* in the node's list of queues */
     otm_queue **prev;
     int32_t status;         /* first failure since the last reset */
+    int32_t failed_rank;    /* ... its event's device, kind and id */
+    uint16_t failed_unit;
+    uint8_t failed_kind;
+    uint64_t failed_id;
     uint32_t length;
 };
 

@@ -18,7 +18,10 @@
  * when the function returns. A kernel runs through a guarded call
  * (otm/fault.h): a host plugin's region that faults on this rank is a
  * fault of a target region, as for the rank's own CPU. Errors are values
- * with a sentence in `err` naming the plugin and its device.
+ * with a sentence in `err` naming the plugin and its device: a device
+ * whose init_device failed is OTM_ERR_PLUGIN_INIT for every call, a
+ * plugin call that failed OTM_ERR_PLUGIN_CALL (data_alloc: OTM_ERR_NOMEM,
+ * a kernel: OTM_ERR_KERNEL), a unit not served OTM_ERR_NO_DEVICE.
  */
 #ifndef OTM_PROXY_H
 #define OTM_PROXY_H
@@ -70,7 +73,7 @@ int otd_proxy_accepts(otd_proxy *px, uint16_t u, const void *start, size_t size)
  * image's descriptor: the plugin looks its kernels and globals up by
  * name): *table receives one entry per host entry, in the host's
  * order (address: the device's; size: 0 for a kernel), owned by the proxy
- * until the unit's next load or the close. OTM_ERR_NO_KERNEL with why when
+ * until the unit's next load or the close. OTM_ERR_PLUGIN_CALL with why when
  * the plugin refuses the image. */
 otm_status otd_proxy_load(otd_proxy *px, uint16_t u, const void *start, size_t size,
                           const void *entries_begin, const void *entries_end,

@@ -36,6 +36,12 @@ typedef enum otm_usm_mode {
     OTM_USM_OFF             /* never: such programs are refused */
 } otm_usm_mode;
 
+typedef enum otm_cpu_devices {
+    OTM_CPU_FIRST = 0,      /* each rank's CPU, then its proxied devices */
+    OTM_CPU_LAST,           /* each rank's proxied devices, then its CPU */
+    OTM_CPU_OFF             /* the proxied devices alone */
+} otm_cpu_devices;
+
 typedef struct otm_settings {
     otm_config core;        /* ncomms, frag_size, inline_max, window,
                              * tag_space, timeout_ns, kernel_timeout_ns */
@@ -58,6 +64,7 @@ typedef struct otm_settings {
     char trace[1024];       /* OMPTARGET_MPI_TRACE: path prefix of the
                              * per-rank trace files, NUL-terminated */
     otm_usm_mode usm;       /* OMPTARGET_MPI_USM */
+    otm_cpu_devices cpu_devices;    /* OMPTARGET_MPI_CPU_DEVICES */
     size_t remote_plugins_len;  /* length of `remote_plugins` */
     char remote_plugins[256];   /* OMPTARGET_MPI_REMOTE_PLUGINS: auto, none
                                  * or a list of plugin names */

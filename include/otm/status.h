@@ -35,7 +35,11 @@
       "OMPTARGET_MPI_TIMEOUT (its rank died or is stopped)")                   \
     X(OTM_ERR_KERNEL_TIMEOUT, 21, "the target region ran longer than "         \
       "OMPTARGET_MPI_KERNEL_TIMEOUT")                                           \
-    X(OTM_ERR_NO_DEVICE, 22, "no such device on the device rank")
+    X(OTM_ERR_NO_DEVICE, 22, "no such device on the device rank")            \
+    X(OTM_ERR_PLUGIN_CALL, 23, "the device's plugin failed the call (its "    \
+      "line on the device rank's stderr names it)")                           \
+    X(OTM_ERR_PLUGIN_INIT, 24, "the device's plugin could not initialise "    \
+      "the device (init_device failed)")
 
 typedef enum otm_status {
 #define OTM_STATUS_ENUM(name, value, text) name = value,

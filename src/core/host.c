@@ -150,8 +150,11 @@ int otm_queue_progress(otm_node *node, otm_queue *q)
             moved |= progress_chained(node, ev);
             break;
         }
-        if (q->status == OTM_OK && ev->state == OTM_FAILED)
+        if (q->status == OTM_OK && ev->state == OTM_FAILED && !ev->said) {
             q->status = ev->status;
+            q->failed_rank = ev->rank, q->failed_unit = ev->unit;
+            q->failed_kind = (uint8_t)ev->kind, q->failed_id = ev->id;
+        }
         q->head = ev->next;
         if (!q->head)
             q->tail = NULL;

@@ -254,8 +254,8 @@ static unit *ready(otd_proxy *px, uint16_t u, otm_status *st, char *err, size_t 
     int ok = un->ready;
     pthread_mutex_unlock(&px->lock);
     if (!ok) {
-        *st = otd_device_fail(OTM_ERR_NO_DEVICE, err, errlen, "%s device %d: init_device failed",
-                              un->pl->name, un->local);
+        *st = otd_device_fail(OTM_ERR_PLUGIN_INIT, err, errlen, "%s device %d: init_device "
+                              "failed", un->pl->name, un->local);
         return NULL;
     }
     return un;
@@ -308,7 +308,7 @@ otm_status otd_proxy_load(otd_proxy *px, uint16_t u, const void *start, size_t s
     }
     pthread_mutex_unlock(&px->lock);
     if (!t)
-        return otd_device_fail(OTM_ERR_NO_KERNEL, err, errlen, "%s device %d refused the "
+        return otd_device_fail(OTM_ERR_PLUGIN_CALL, err, errlen, "%s device %d refused the "
                                "image (%zu bytes): its load_binary failed", un->pl->name,
                                un->local, size);
     if (!mine)
@@ -338,7 +338,7 @@ otm_status otd_proxy_free(otd_proxy *px, uint16_t u, uint64_t addr, char *err, s
     if (!un)
         return st;
     return un->pl->f.data_delete(un->local, (void *)(uintptr_t)addr)
-               ? failed(un, OTM_ERR_KERNEL, err, errlen, "data_delete") : OTM_OK;
+               ? failed(un, OTM_ERR_PLUGIN_CALL, err, errlen, "data_delete") : OTM_OK;
 }
 
 otm_status otd_proxy_put(otd_proxy *px, uint16_t u, uint64_t dst, const void *src, uint64_t len,
@@ -351,7 +351,7 @@ otm_status otd_proxy_put(otd_proxy *px, uint16_t u, uint64_t dst, const void *sr
     if (!len)
         return OTM_OK;
     return un->pl->f.data_submit(un->local, (void *)(uintptr_t)dst, (void *)src, (int64_t)len)
-               ? failed(un, OTM_ERR_KERNEL, err, errlen, "data_submit") : OTM_OK;
+               ? failed(un, OTM_ERR_PLUGIN_CALL, err, errlen, "data_submit") : OTM_OK;
 }
 
 otm_status otd_proxy_get(otd_proxy *px, uint16_t u, void *dst, uint64_t src, uint64_t len,
@@ -364,7 +364,7 @@ otm_status otd_proxy_get(otd_proxy *px, uint16_t u, void *dst, uint64_t src, uin
     if (!len)
         return OTM_OK;
     return un->pl->f.data_retrieve(un->local, dst, (void *)(uintptr_t)src, (int64_t)len)
-               ? failed(un, OTM_ERR_KERNEL, err, errlen, "data_retrieve") : OTM_OK;
+               ? failed(un, OTM_ERR_PLUGIN_CALL, err, errlen, "data_retrieve") : OTM_OK;
 }
 
 otm_status otd_proxy_copy(otd_proxy *px, uint16_t su, uint64_t src, uint16_t du, uint64_t dst,
@@ -381,7 +381,7 @@ otm_status otd_proxy_copy(otd_proxy *px, uint16_t su, uint64_t src, uint16_t du,
         (!f->is_data_exchangable || f->is_data_exchangable(s->local, d->local)))
         return f->data_exchange(s->local, (void *)(uintptr_t)src, d->local,
                                 (void *)(uintptr_t)dst, (int64_t)len)
-                   ? failed(s, OTM_ERR_KERNEL, err, errlen, "data_exchange") : OTM_OK;
+                   ? failed(s, OTM_ERR_PLUGIN_CALL, err, errlen, "data_exchange") : OTM_OK;
     /* Two plugins (or one without exchange): through this process. */
     void *tmp = len < SIZE_MAX ? malloc((size_t)len) : NULL;
     if (!tmp)

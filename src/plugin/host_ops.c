@@ -481,14 +481,41 @@ static void wait_until(otp_plugin *p, otp_pqueue *q, otm_event *ev)
     pthread_cond_destroy(&w.wake);
 }
 
-/* q's first failure since it was last taken; q's record starts over. */
+/* q's first failure since it was last taken, kept in q->failed; q's
+ * record starts over. */
 static otm_status take_failure(otp_pqueue *q)
 {
     pthread_mutex_lock(&q->lock);
     otm_status st = (otm_status)q->q.status;
+    q->failed = (otp_failure){.status = st, .kind = (otm_kind)q->q.failed_kind,
+                              .rank = q->q.failed_rank, .unit = q->q.failed_unit};
     q->q.status = OTM_OK;
     pthread_mutex_unlock(&q->lock);
     return st;
+}
+
+/* The libomptarget call an event kind serves, as the lines name it. */
+static const char *call_of(otm_kind kind)
+{
+    switch (kind) {
+    case OTM_KIND_ALLOC: return "data_alloc";
+    case OTM_KIND_DELETE: return "data_delete";
+    case OTM_KIND_SUBMIT: return "data_submit";
+    case OTM_KIND_RETRIEVE: return "data_retrieve";
+    case OTM_KIND_EXCHANGE: return "data_exchange";
+    case OTM_KIND_EXECUTE: return "target region";
+    case OTM_KIND_LOAD: return "load_binary";
+    case OTM_KIND_UNLOAD: return "unload";
+    default: return "an operation";
+    }
+}
+
+void otp_host_say_failure(otp_plugin *p, const otp_failure *f, int queue_device)
+{
+    char dev[96];
+    const otp_device *d = f->rank > 0 ? otp_devices_at(p, f->rank, f->unit) : NULL;
+    otp_plugin_log(OTM_LOG_ERROR, "%s on %s failed: %s", call_of(f->kind),
+                   otp_devices_line_name(d, queue_device, dev, sizeof dev), otm_status_text(f->status));
 }
 
 otm_status otp_pqueue_wait(otp_plugin *p, otp_pqueue *q)
@@ -522,6 +549,17 @@ int otp_event_wait(otp_plugin *p, otp_pqueue *q, otm_event *ev)
     int st = ev->state == OTM_FAILED ? (int)ev->status : OTM_OK;
     otp_plugin_leave(p);
     return st;
+}
+
+/* ev failed and its caller says so: q's synchronize must not say it
+ * again (q's progress, which records failures, runs under q's lock). */
+static void forget_failure(otp_pqueue *q, otm_event *ev)
+{
+    pthread_mutex_lock(&q->lock);
+    ev->said = 1;
+    if (q->q.status != OTM_OK && q->q.failed_id == ev->id)
+        q->q.status = OTM_OK;     /* recorded already: ev ended at the head */
+    pthread_mutex_unlock(&q->lock);
 }
 
 /* Enqueues op on q and starts it; *ev (when not NULL) gets a reference. */
@@ -578,13 +616,10 @@ static int32_t report(otp_plugin *p, const otm_op *op, const char *what, otm_sta
         return OFFLOAD_SUCCESS;
     if (st == OTM_ERR_UNRESPONSIVE)
         otp_host_device_lost(p, op->rank, st);
-    const otp_device *d = otp_devices_at(p, op->rank, op->unit);
-    char dev[96] = "device ?";
-    if (d && d->unit)
-        otp_devices_name(d, dev, sizeof dev);
-    else if (d)
-        snprintf(dev, sizeof dev, "device %d", d->id);
-    otp_plugin_log(OTM_LOG_ERROR, "%s on %s failed: %s", what, dev, otm_status_text(st));
+    char dev[96];
+    otp_plugin_log(OTM_LOG_ERROR, "%s on %s failed: %s", what,
+                   otp_devices_line_name(otp_devices_at(p, op->rank, op->unit), -1, dev, sizeof dev),
+                   otm_status_text(st));
     otp_host_end_if_faulted(p);
     return OFFLOAD_FAIL;
 }
@@ -620,6 +655,8 @@ static int32_t submit_async(otp_plugin *p, const otm_op *op, __tgt_async_info *a
     otm_status st = enqueue(p, q, op, ended ? &ev : NULL);
     if (st == OTM_OK && ended) {
         st = (otm_status)otp_event_wait(p, q, ev);
+        if (st)
+            forget_failure(q, ev);
         otm_event_unref(&p->node, ev);
     }
     otp_plugin_leave(p);

@@ -123,8 +123,8 @@ __tgt_target_table *otp_images_load(otp_plugin *p, otp_device *d, int32_t id,
         unload_on(p, d, load);  /* loaded there, but the host cannot use it */
     }
     if (st)
-        otp_plugin_log(OTM_LOG_ERROR, "load_binary on device %d failed: %s", id,
-                       otm_status_text(st));
+        otp_plugin_log(OTM_LOG_ERROR, "load_binary on %s failed: %s",
+                       otp_devices_line_name(d, id, dev, sizeof dev), otm_status_text(st));
     otp_plugin_free(e);
     return h ? &h->table : NULL;
 }

@@ -31,8 +31,13 @@ static void write_map(otp_plugin *p, const otp_rank_card *all)
     FILE *f = fopen(p->settings.map, "we");
     int ok = f != NULL;
     for (int r = 0; ok && r < p->node.size; r++) {
-        const otp_device *cpu = r ? otp_devices_at(p, r, 0) : NULL;
-        ok = fprintf(f, "rank %d device %d pid %lld host %s\n", r, cpu ? cpu->id : -1,
+        otp_device *first = NULL;
+        char dev[16] = "-1";                        /* rank 0: the program */
+        if (r && otp_devices_of_rank(p, r, &first))
+            snprintf(dev, sizeof dev, "%d", first->id);
+        else if (r)
+            snprintf(dev, sizeof dev, "none");      /* CPU_DEVICES=off, no plugin */
+        ok = fprintf(f, "rank %d device %s pid %lld host %s\n", r, dev,
                      (long long)all[r].pid, all[r].host) > 0;
     }
     /* The proxied devices, a line each (the launcher reads the ranks'). */

@@ -50,9 +50,19 @@ typedef enum otp_role {
 } otp_role;
 
 /* A host queue: one per __tgt_async_info, plus one per synchronous call. */
+/* A queue's first failure: its status, and the operation and device of
+ * the event that failed. */
+typedef struct otp_failure {
+    otm_status status;
+    otm_kind kind;
+    int rank;
+    uint16_t unit;
+} otp_failure;
+
 typedef struct otp_pqueue otp_pqueue;
 struct otp_pqueue {
     otm_queue q;
+    otp_failure failed;     /* the failure the last wait or query took */
     pthread_mutex_t lock;   /* held while progressing q */
     int refs;               /* the async info, events, waiting queues */
     otp_pqueue **waits;     /* queues this one waits on (wait_event): a
@@ -344,6 +354,10 @@ int otp_devices_of_rank(otp_plugin *p, int rank, otp_device **first);
 /* Which device d is, for the lines that name it: "device 3 (rank 2,
  * cuda device 0)" or "device 1 (rank 2)" for a rank's CPU. */
 const char *otp_devices_name(const otp_device *d, char *buf, size_t len);
+/* The device as a failure's line names it: a rank's CPU "device 3" (as
+ * docs/bad-input.md lists the lines), a proxied device as
+ * otp_devices_name does; "device ID" when d is NULL (id < 0: "device ?"). */
+const char *otp_devices_line_name(const otp_device *d, int id, char *buf, size_t len);
 
 /* ---- a worker's proxied devices (units.c) ---- */
 
@@ -521,6 +535,10 @@ otm_status otp_pqueue_wait(otp_plugin *p, otp_pqueue *q);
 int otp_pqueue_query(otp_plugin *p, otp_pqueue *q, otm_status *st);
 /* Waits for one event of q (progressing q); returns its status. */
 int otp_event_wait(otp_plugin *p, otp_pqueue *q, otm_event *ev);
+/* The line of a failure found by a wait (synchronize, query_async,
+ * sync_event): the operation, its device (rank, plugin) and why;
+ * `queue_device` when the event's device is not known. */
+void otp_host_say_failure(otp_plugin *p, const otp_failure *f, int queue_device);
 /* Enqueues op on the async info's queue, or runs it synchronously when ai
  * is NULL. Returns OFFLOAD_SUCCESS / OFFLOAD_FAIL with the reason logged. */
 int32_t otp_host_submit_op(otp_plugin *p, const otm_op *op,

@@ -364,7 +364,10 @@ int32_t __tgt_rtl_data_exchange_async(int32_t src, void *sptr, int32_t dst, void
     otm_op op = {.kind = OTM_KIND_EXCHANGE, .rank = s->rank, .peer = d->rank,
                  .unit = s->unit, .peer_unit = d->unit, .addr = (uint64_t)(uintptr_t)sptr,
                  .addr2 = (uint64_t)(uintptr_t)dptr, .size = (uint64_t)size};
-    return otp_host_submit_op(otp_plugin_host(), &op, ai, "data_exchange");
+    /* libomptarget (14 to 16) copies through the host only when this call
+     * fails, and drops what synchronize says of the queue: the exchange
+     * must have ended when the call returns. */
+    return otp_host_submit_op_ended(otp_plugin_host(), &op, ai, "data_exchange");
 }
 
 int32_t __tgt_rtl_data_exchange(int32_t src, void *sptr, int32_t dst, void *dptr,
@@ -463,12 +466,13 @@ int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *ai)
         return OFFLOAD_SUCCESS;
     otp_pqueue *q = ai->Queue;
     otm_status st = otp_pqueue_wait(p, q);
+    otp_failure f = q->failed;
     ai->Queue = NULL;
     otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
         otp_host_device_lost(p, p->devices[id].rank, st);
     if (st) {
-        fail("%s (device %d)", otm_status_text(st), id);
+        otp_host_say_failure(p, &f, id);
         otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }
@@ -490,12 +494,13 @@ int32_t __tgt_rtl_query_async(int32_t id, __tgt_async_info *ai)
     otm_status st = OTM_OK;
     if (!otp_pqueue_query(p, q, &st))
         return OFFLOAD_SUCCESS;
+    otp_failure f = q->failed;
     ai->Queue = NULL;
     otp_pqueue_release(p, q);
     if (st == OTM_ERR_UNRESPONSIVE)
         otp_host_device_lost(p, p->devices[id].rank, st);
     if (st) {
-        fail("%s (device %d)", otm_status_text(st), id);
+        otp_host_say_failure(p, &f, id);
         otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }
@@ -583,7 +588,9 @@ int32_t __tgt_rtl_sync_event(int32_t id, void *event)
         return OFFLOAD_SUCCESS;
     int st = otp_event_wait(p, e->queue, e->ev);
     if (st) {
-        fail("%s (device %d)", otm_status_text(st), id);
+        otp_failure f = {.status = (otm_status)st, .kind = e->ev->kind, .rank = e->ev->rank,
+                         .unit = e->ev->unit};
+        otp_host_say_failure(p, &f, id);
         otp_host_end_if_faulted(p);
         return OFFLOAD_FAIL;
     }

@@ -108,17 +108,19 @@ static void hook_trace(void *ctx, otm_event *ev, int point)
 }
 
 /* The counters of OMPTARGET_MPI_INFO, per device of the table rather than
- * per rank; short of memory they stay per rank, which the table says. */
+ * per rank; short of memory they stay per rank, which a line says. */
 static void count_per_device(otp_plugin *p)
 {
-    int *first = otp_plugin_calloc((size_t)p->node.size, sizeof *first);
-    for (int r = 1; first && r < p->node.size; r++) {
-        const otp_device *d = otp_devices_at(p, r, 0);
-        first[r] = d ? d->id : -1;
-    }
-    if (!first || ots_trace_set_devices(p->trace, first, p->ndevices))
+    size_t n = p->ndevices ? (size_t)p->ndevices : 1;
+    int *rank_of = otp_plugin_calloc(n, sizeof *rank_of);
+    uint16_t *unit_of = otp_plugin_calloc(n, sizeof *unit_of);
+    for (int i = 0; rank_of && unit_of && i < p->ndevices; i++)
+        rank_of[i] = p->devices[i].rank, unit_of[i] = p->devices[i].unit;
+    if (!rank_of || !unit_of ||
+        ots_trace_set_devices(p->trace, p->ndevices, rank_of, unit_of))
         otp_plugin_log(OTM_LOG_WARN, "out of memory: the counters are per rank");
-    otp_plugin_free(first);
+    otp_plugin_free(rank_of);
+    otp_plugin_free(unit_of);
 }
 
 static void start_trace(otp_plugin *p)

@@ -48,6 +48,7 @@ typedef enum kind {
     K_IDLE,         /* spin/yield/sleep */
     K_LOG,          /* 0..3 or error/warn/info/debug */
     K_USM,          /* auto/on/off */
+    K_CPU,          /* first/last/off */
     K_PATH,         /* a file path (its length is the value), or off (0) */
     K_NAMES         /* auto, none, or a comma-separated list of names made of
                      * letters, digits, '_' and '-' (its length is the value) */
@@ -212,14 +213,23 @@ typedef enum kind {
       "and amdgpu plugins that load and find a device; a list names them "   \
       "(host: the node's x86_64 plugin; any NAME: its "                      \
       "libomptarget.rtl.NAME.so); none: the CPU alone. Their devices are "   \
-      "numbered after each rank's CPU device, rank by rank; a plugin that "  \
+      "numbered rank by rank, after each rank's CPU device (CPU_DEVICES); " \
+      "a plugin that "                                                        \
       "does not load or finds no device is skipped with a line at info "     \
       "level.")                                                               \
+    X(CPU_DEVICES, NULL, K_CPU,                                               \
+      OTM_CPU_FIRST, OTM_CPU_OFF, cpu_devices, OTM_SCOPE_HOST, "first",       \
+      "first, last or off",                                                   \
+      "Where each device rank's own CPU device is numbered among its "       \
+      "devices: first (before the devices of REMOTE_PLUGINS), last (after "   \
+      "them), or off (not offered: every region runs on another plugin's "    \
+      "device; a rank that proxies none offers no device).")                  \
     X(MAP, NULL, K_PATH,                                                      \
       0, PATH_MAX_LEN, map_len, OTM_SCOPE_RANK, "off",                        \
       "a file path of at most {max} bytes, no control characters, or off",    \
       "Rank 0 writes the job's map there at start-up, a line `rank R device " \
-      "D pid P host H` per rank (device -1: the program; D its CPU), a "      \
+      "D pid P host H` per rank (device -1: the program; D its first "       \
+      "device, none if it offers none), a "                                   \
       "line `device D rank R unit U plugin P local L host H` per device it "  \
       "proxies, then `ranks N`, "                                             \
       "and a line `end` once the program's end begins; each rank holds a "    \
@@ -343,6 +353,8 @@ static const word log_words[] = {
     {"info", OTM_LOG_INFO}, {"debug", OTM_LOG_DEBUG}, {NULL, 0}};
 static const word usm_words[] = {
     {"auto", OTM_USM_AUTO}, {"on", OTM_USM_ON}, {"off", OTM_USM_OFF}, {NULL, 0}};
+static const word cpu_words[] = {
+    {"first", OTM_CPU_FIRST}, {"last", OTM_CPU_LAST}, {"off", OTM_CPU_OFF}, {NULL, 0}};
 
 /* The text [b, e) without surrounding white space. */
 typedef struct span {
@@ -453,6 +465,7 @@ static int parse(kind k, const char *text, uint64_t bare_ns, uint64_t *out)
     case K_BOOL: return lookup(t, bool_words, out);
     case K_IDLE: return lookup(t, idle_words, out);
     case K_USM: return lookup(t, usm_words, out);
+    case K_CPU: return lookup(t, cpu_words, out);
     case K_LOG:
         return lookup(t, log_words, out) ||
                (digits(&t, out) && t.b == t.e);

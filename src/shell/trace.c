@@ -47,8 +47,9 @@ struct ots_trace {
     char names[OTM_TRACE_TRACKS][40];
     dev_counters *dev;          /* host with counters: ndev devices */
     int ndev;
-    int *first;                 /* the device number of rank r's unit 0
-                                 * (ots_trace_set_devices); NULL: rank - 1 */
+    int *rank_of;               /* per device (ots_trace_set_devices), or */
+    uint16_t *unit_of;          /* NULL: device d is rank d + 1's CPU */
+    int *start;                 /* per rank: its first device, or ndev */
 };
 
 /* The calling thread's track in the recorder `my_owner` (a process has
@@ -97,25 +98,49 @@ void ots_trace_free(ots_trace *t)
     free(t->path);
     free(t->spans);
     free(t->dev);
-    free(t->first);
+    free(t->rank_of);
+    free(t->unit_of);
+    free(t->start);
     free(t);
 }
 
-int ots_trace_set_devices(ots_trace *t, const int *first, int ndevices)
+int ots_trace_set_devices(ots_trace *t, int ndevices, const int *rank_of,
+                          const uint16_t *unit_of)
 {
-    if (!t || !t->dev || ndevices < t->size - 1)
+    if (!t || !t->dev)
         return 0;
-    int *f = malloc((size_t)t->size * sizeof *f);
-    dev_counters *dev = calloc((size_t)ndevices, sizeof *dev);
-    if (!f || !dev) {
-        free(f);
-        free(dev);
+    size_t n = ndevices > 0 ? (size_t)ndevices : 1;
+    int *ranks = malloc(n * sizeof *ranks), *start = malloc((size_t)t->size * sizeof *start);
+    uint16_t *units = malloc(n * sizeof *units);
+    dev_counters *dev = calloc(n, sizeof *dev);
+    if (!ranks || !start || !units || !dev) {
+        free(ranks), free(start), free(units), free(dev);
         return -1;
     }
-    memcpy(f, first, (size_t)t->size * sizeof *f);
+    for (int r = 0; r < t->size; r++)
+        start[r] = ndevices;
+    for (int d = ndevices - 1; d >= 0; d--) {
+        ranks[d] = rank_of[d], units[d] = unit_of[d];
+        if (rank_of[d] > 0 && rank_of[d] < t->size)
+            start[rank_of[d]] = d;
+    }
     free(t->dev);
-    t->dev = dev, t->ndev = ndevices, t->first = f;
+    t->dev = dev, t->ndev = ndevices;
+    t->rank_of = ranks, t->unit_of = units, t->start = start;
     return 0;
+}
+
+/* The device of (rank, unit), or -1. */
+static int device_of(const ots_trace *t, int rank, uint16_t unit)
+{
+    if (!t->rank_of)
+        return unit == 0 ? rank - 1 : -1;
+    if (rank <= 0 || rank >= t->size)
+        return -1;
+    for (int d = t->start[rank]; d < t->ndev && t->rank_of[d] == rank; d++)
+        if (t->unit_of[d] == unit)
+            return d;
+    return -1;
 }
 
 /* ---- tracks ---------------------------------------------------------------- */
@@ -179,7 +204,7 @@ static void count(ots_trace *t, const span *s)
 {
     if (s->device < 0 || s->device >= t->size - 1 || s->kind >= OTM_KIND_END)
         return;
-    int id = t->first ? t->first[s->device + 1] + s->unit : s->device;
+    int id = device_of(t, s->device + 1, s->unit);
     if (id < 0 || id >= t->ndev)
         return;
     dev_counters *d = &t->dev[id];
@@ -377,11 +402,9 @@ void ots_trace_report(const ots_trace *t, void (*say)(void *ctx, const char *lin
     snprintf(line + n, sizeof line - (size_t)n, " %6s %15s %17s %15s %12s", "failed",
              "bytes-to-device", "bytes-from-device", "bytes-to-peer", "kernel-ms");
     say(ctx, line);
-    for (int d = 0, rank = 1; d < t->ndev; d++) {
+    for (int d = 0; d < t->ndev; d++) {
         const dev_counters *c = &t->dev[d];
-        while (t->first && rank + 1 < t->size && t->first[rank + 1] <= d)
-            rank++;
-        n = snprintf(line, sizeof line, "%6d %4d", d, t->first ? rank : d + 1);
+        n = snprintf(line, sizeof line, "%6d %4d", d, t->rank_of ? t->rank_of[d] : d + 1);
         for (size_t k = 0; k < NSHOWN; k++)
             n += snprintf(line + n, sizeof line - (size_t)n, " %8llu",
                           (unsigned long long)atomic_load(&c->events[shown[k]]));

@@ -40,12 +40,13 @@ typedef struct ots_trace ots_trace;
 ots_trace *ots_trace_new(const char *path, int counters, int rank, int size,
                          uint64_t origin_ns, char *err, size_t errlen);
 
-/* The host's device table, once known and before any event: `first[r]`
- * is the number of rank r's first device (its CPU, unit 0; first[0]
- * unused), and its unit u device first[r] + u, of `ndevices` in all. The
- * counters are kept per device from then on. 0, or -1 when memory is
- * short (they stay per rank); a no-op without counters. */
-int ots_trace_set_devices(ots_trace *t, const int *first, int ndevices);
+/* The host's device table, once known and before any event: device d
+ * (of `ndevices`) is unit `unit_of[d]` of rank `rank_of[d]`, a rank's
+ * devices consecutive. The counters are kept per device from then on
+ * (until then: device d is rank d + 1's unit 0). 0, or -1 when memory is
+ * short (they stay as they were); a no-op without counters. */
+int ots_trace_set_devices(ots_trace *t, int ndevices, const int *rank_of,
+                          const uint16_t *unit_of);
 
 /* The trace hook: records `ev` reaching `point` (otm_trace_point). */
 void ots_trace_record(ots_trace *t, otm_event *ev, int point);

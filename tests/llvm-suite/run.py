@@ -52,6 +52,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = "x86_64-pc-linux-gnu"
 RANKS = 3
 SKIP = 77
+# --proxied: the ours column with every region on another plugin's device,
+# each device rank serving its node's host plugin (as proxied devices) and
+# no CPU device of its own. Its lines in exceptions.txt and by-design.txt
+# are those of VERSION + "p" (14p).
+PROXIED_ENV = ("OMPTARGET_MPI_REMOTE_PLUGINS=host", "OMPTARGET_MPI_CPU_DEVICES=off")
 # One test's time limit (lit --timeout), in each column. The slowest
 # take about 25 s through the launcher on a loaded 2-core machine.
 TEST_TIMEOUT = 120
@@ -69,6 +74,11 @@ SUITE = {
            "openmp/cmake/OpenMPTesting.cmake"),
     "19": ("offload/test", "offload/CMakeLists.txt", "offload/cmake/OpenMPTesting.cmake"),
 }
+
+
+# The keys of exceptions.txt and by-design.txt: a version, or a version
+# through proxied devices (--proxied).
+KEYS = set(SUITE) | set(v + "p" for v in SUITE)
 
 
 class Skip(Exception):
@@ -374,7 +384,7 @@ def read_exceptions(version):
         if len(parts) < 3:
             raise SystemExit("run.py: exceptions.txt: no reason in %r" % line)
         versions = parts[0].split(",")
-        if not set(versions) <= set(SUITE):
+        if not set(versions) <= KEYS:
             raise SystemExit("run.py: exceptions.txt: unknown version in %r" % line)
         if version in versions:
             found[parts[1]] = parts[2]
@@ -442,19 +452,19 @@ def read_by_design(version):
             raise SystemExit("run.py: by-design.txt: not `VERSIONS TEST STATUS | LINE | "
                              "REASON`: %r" % line)
         versions = head[0].split(",")
-        if not set(versions) <= set(SUITE):
+        if not set(versions) <= KEYS:
             raise SystemExit("run.py: by-design.txt: unknown version in %r" % line)
         if version in versions:
             found[head[1]] = ByDesign(int(head[2]), fields[1], fields[2])
     return found
 
 
-def check(ver, codes, runs, seconds, outputs):
-    """The label's verdict for one version; prints the table, returns the
-    exit status."""
+def check(ver, codes, runs, seconds, outputs, key):
+    """The label's verdict for one version (its lines: those of KEY);
+    prints the table, returns the exit status."""
     stock = read_expected(ver)
-    exceptions = read_exceptions(ver.version)
-    by_design = read_by_design(ver.version)
+    exceptions = read_exceptions(key)
+    by_design = read_by_design(key)
     both = sorted(set(exceptions) & set(by_design))
     if both:
         raise SystemExit("run.py: in both exceptions.txt and by-design.txt: %s"
@@ -502,8 +512,10 @@ def check(ver, codes, runs, seconds, outputs):
                 problems.append("%s: in %s but not in LLVM %s's suite"
                                 % (test, name, ver.version))
 
-    print("LLVM %s's libomptarget suite (%s), %s, ours on %d ranks (%.0f s):"
-          % (ver.version, ver.source, TARGET, RANKS, seconds))
+    print("LLVM %s's libomptarget suite (%s), %s, ours on %d ranks%s (%.0f s):"
+          % (ver.version, ver.source, TARGET, RANKS,
+             ", every region on a proxied host-plugin device" if key.endswith("p") else "",
+             seconds))
     if rows:
         width = max(len(r[0]) for r in rows)
         print("  %-*s  %-11s  %-11s" % (width, "test (where the columns differ)", "stock", "ours"))
@@ -522,7 +534,7 @@ def check(ver, codes, runs, seconds, outputs):
     print("  lit's results through the launcher: %s"
           % ", ".join("%s %d" % (c, n) for c, n in sorted(tally.items())))
     summary = ("llvm-suite %s: stock pass %d, ours pass %d, by design %d, exceptions %d"
-               % (ver.version, counts["stock"], counts["ours"], counts["by design"],
+               % (key, counts["stock"], counts["ours"], counts["by design"],
                   counts["exception"]))
     print(summary)
     if problems:
@@ -531,6 +543,18 @@ def check(ver, codes, runs, seconds, outputs):
             print("  " + p)
         return 1
     return 0
+
+
+def proxied_launcher(launcher, work):
+    """A launcher that runs the job with PROXIED_ENV (lit cleans the
+    environment the tests start from), beside WORK."""
+    path = work.rstrip("/") + ".launcher"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\nexport %s\nexec %s \"$@\"\n"
+                % (" ".join(PROXIED_ENV), shlex.quote(launcher)))
+    os.chmod(path, 0o755)
+    return path
 
 
 def main():
@@ -552,6 +576,9 @@ def main():
                     help="no run: read the results the last run left in the work directory")
     ap.add_argument("--filter", help="only the tests this regular expression matches "
                     "(lit --filter; not with check or refresh)")
+    ap.add_argument("--proxied", action="store_true",
+                    help="the ours column with every region on a device of the node's "
+                    "host plugin, proxied by the device ranks (%s)" % " ".join(PROXIED_ENV))
     args = ap.parse_args()
     if args.mode == "run" and not args.column:
         ap.error("run needs a COLUMN")
@@ -581,8 +608,13 @@ def main():
         print("llvm-suite %s: skipped: %s" % (args.version, why))
         return SKIP
 
+    if args.proxied and column != "ours":
+        ap.error("--proxied is for the ours column (check, run ours)")
+    key = args.version + ("p" if args.proxied else "")
     work = args.work or os.path.join(os.path.abspath(args.build), "tests", "llvm-suite",
-                                     "%s-%s" % (args.version, column))
+                                     "%s-%s" % (key, column))
+    if args.proxied:
+        launcher = proxied_launcher(launcher, work)
     codes, runs, outputs, seconds = run_column(ver, column, work, launcher, args.jobs,
                                                args.filter, args.again)
     if not codes:
@@ -602,7 +634,7 @@ def main():
               % (args.version, column, sum(1 for c in codes.values() if c in SUCCESS),
                  len(codes), seconds))
         return 0
-    return check(ver, codes, runs, seconds, outputs)
+    return check(ver, codes, runs, seconds, outputs, key)
 
 
 if __name__ == "__main__":

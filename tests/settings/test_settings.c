@@ -86,6 +86,7 @@ static uint64_t field(const otm_settings *s, const char *name)
     if (!strcmp(n, "USM")) return (uint64_t)s->usm;
     if (!strcmp(n, "HOST_CODE")) return (uint64_t)s->host_code;
     if (!strcmp(n, "REMOTE_PLUGINS")) return (uint64_t)s->remote_plugins_len;
+    if (!strcmp(n, "CPU_DEVICES")) return (uint64_t)s->cpu_devices;
     if (!strcmp(n, "MAP")) return (uint64_t)s->map_len;
     fail_msg("no field for %s", name);
     return 0;
@@ -105,7 +106,8 @@ static const char *const all_names[] = {
     "OMPTARGET_MPI_STDERR_TO_STDOUT",
     "OMPTARGET_MPI_INFO",          "OMPTARGET_MPI_TRACE",
     "OMPTARGET_MPI_USM",           "OMPTARGET_MPI_HOST_CODE",
-    "OMPTARGET_MPI_REMOTE_PLUGINS", "OMPTARGET_MPI_MAP",
+    "OMPTARGET_MPI_REMOTE_PLUGINS", "OMPTARGET_MPI_CPU_DEVICES",
+    "OMPTARGET_MPI_MAP",
 };
 #define NVARS ((int)(sizeof all_names / sizeof all_names[0]))
 
@@ -277,6 +279,9 @@ static const var_case cases[] = {
       {NULL, 0}},
      {"", ",", "cuda,", ",cuda", "cuda,,host", "cu da", "../x", "a/b", "-1", "2cuda",
       "\x01", NULL}},
+    {"OMPTARGET_MPI_CPU_DEVICES",
+     {{"first", OTM_CPU_FIRST}, {"LAST", OTM_CPU_LAST}, {" off ", OTM_CPU_OFF}, {NULL, 0}},
+     {"", "on", "0", "none", "firstly", NULL}},
     {"OMPTARGET_MPI_MAP",
      {{"off", 0}, {"/tmp/job/map", 12}, {" m ", 1}, {NULL, 0}},
      {"", "\x01", "a\nb", NULL}},
