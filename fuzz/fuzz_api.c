@@ -789,13 +789,14 @@ static void run_transfer(int kind)
         return;
     }
     /* Queued: errors come at synchronize; a retrieve has ended when its
-     * call returns (the retrieve rule), so it says its own error too. */
+     * call returns (the retrieve rule), so it says its own error, and
+     * synchronize does not say it again. */
     expect_rc(rc, kind == OP_RETRIEVE && !ok ? ST_FAIL : ST_OK, what);
     if (ok && kind == OP_SUBMIT) {
         memset(known, 1, len);
         model_write(l, &s, buf, known);
     }
-    pend *x = new_pend(l, ok ? ST_OK : ST_FAIL);
+    pend *x = new_pend(l, ok || kind == OP_RETRIEVE ? ST_OK : ST_FAIL);
     if (!ok)
         return;
     if (kind == OP_SUBMIT) {
@@ -839,14 +840,16 @@ static void op_exchange(void)
     }
     span s = {sid, sa, len}, d = {did, da, len};
     uint8_t val[SPAN], known[SPAN];
-    expect_rc(rc, ai ? ST_OK : ok ? ST_OK : ST_FAIL, "data_exchange");
+    /* An exchange ends before its call returns, queued or not: it says
+     * its own error, and synchronize does not say it again. */
+    expect_rc(rc, ok ? ST_OK : ST_FAIL, "data_exchange");
     if (ok) {
         model_read(l, &s, val, known);
         model_write(l, &d, val, known);
     }
     if (!ai)
         return;
-    pend *x = new_pend(l, ok ? ST_OK : ST_FAIL);
+    pend *x = new_pend(l, ST_OK);
     if (ok) {
         x->has_r = x->has_w = 1;
         x->r = s;
@@ -1179,7 +1182,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * pending in the model on a lane without a queue. */
         for (int l = 0; H.npend == MAX_PENDING && l < LANES; l++)
             synchronize(l);
-        switch (take() % OPS) {
+        int op = take() % OPS;
+        if (verbose) {
+            static const char *const names[OPS] = {
+                "ALLOC", "DELETE", "SUBMIT", "RETRIEVE", "EXCHANGE", "RUN", "SYNCHRONIZE",
+                "RECORD", "WAIT_EVENT", "SYNC_EVENT", "DESTROY", "LOAD", "BAD", "QUERY"};
+            fprintf(stderr, "fuzz_api: %s\n", names[op]);
+        }
+        switch (op) {
         case OP_ALLOC: op_alloc(); break;
         case OP_DELETE: op_delete(); break;
         case OP_SUBMIT: run_transfer(OP_SUBMIT); break;
