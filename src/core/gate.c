@@ -40,8 +40,14 @@ static int dispatch(otm_node *node, uint8_t *buf, int len, int src)
         return drop(node, buf, src, "out of memory"), 1;
     otm__dest_init(node, ev, &n, buf, (uint32_t)len, src);
     ev->status = otm__dest_admit(node, ev, st);
-    if (ev->status == OTM_OK && n.after)
-        ev->status = otm__dest_chain(node, ev, n.after);
+    /* A refused event keeps its place in the chain too: the one chained
+     * behind it waits for it, and it for the one before it, so a refused
+     * kernel does not let a RETRIEVE overtake the SUBMIT before both. */
+    if (n.after) {
+        otm_status chained = otm__dest_chain(node, ev, n.after);
+        if (ev->status == OTM_OK)
+            ev->status = chained;
+    }
     ev->rejected = ev->status != OTM_OK;
     otm__trace_at(node, ev, OTM_TRACE_BEGIN);
     if (ev->status)

@@ -724,6 +724,33 @@ static void test_chained_kernel_held(void **state)
     close_world(&s);
 }
 
+/* A kernel the worker refuses (no such kernel) keeps its place in a
+ * chain: the RETRIEVE chained behind it still reads what the SUBMIT
+ * before both wrote, although the refusal needs no run of its own
+ * (fuzz/corpus/fuzz_api/regression-chain-behind-refused-kernel). A long
+ * region ahead holds the chain back, so the RETRIEVE arrives before the
+ * SUBMIT's data has landed. */
+static void test_refused_kernel_keeps_its_place(void **state)
+{
+    (void)state;
+    scn s;
+    open_world(&s);
+    uint64_t addr = 0;
+    uint8_t in[2048], out[sizeof in];
+    scn_alloc(&s, 0, 1, sizeof in, &addr);
+    expect_queue(&s, OTM_OK);
+    scn_pattern(in, sizeof in, 7);
+    memset(out, 0, sizeof out);
+    scn_execute(&s, 0, 1, SIM_K_SLEEP, 1000000, 0);
+    scn_submit(&s, 0, 1, addr, in, sizeof in);
+    otm_op bad = {.kind = OTM_KIND_EXECUTE, .rank = 1, .arg = 0x1234};
+    assert_int_equal(otm_host_enqueue(sim_world_node(s.w, 0), s.q[0], &bad, NULL), OTM_OK);
+    scn_retrieve(&s, 0, 1, out, addr, sizeof out);
+    expect_queue(&s, OTM_ERR_NO_KERNEL);
+    assert_memory_equal(in, out, sizeof out);
+    close_world(&s);
+}
+
 /* The fields of an operation that its kind does not use are ignored: a
  * SUBMIT with an argument count is a SUBMIT. */
 static void test_unused_fields_ignored(void **state)
@@ -778,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_host_frees_ended_events),
         cmocka_unit_test(test_kernels_waiting),
         cmocka_unit_test(test_chained_kernel_held),
+        cmocka_unit_test(test_refused_kernel_keeps_its_place),
         cmocka_unit_test(test_reply_once_never_runs_kernels),
         cmocka_unit_test(test_exchange_within_one_worker),
         cmocka_unit_test(test_load_in_fragments_of_zero_refused),
