@@ -79,6 +79,27 @@ static uint32_t job_machines(void)
     return bits;
 }
 
+static const char *machine_name(uint32_t m)
+{
+    return m == OTP_MACHINE_X86_64 ? "x86_64" : m == OTP_MACHINE_CUDA ? "nvptx" : "amdgpu";
+}
+
+/* Host: each image of desc that no device of the job takes is said once,
+ * at INFO (a plugin of rank 0's own may still take it); the device asked
+ * to run it says the rest at load_binary. */
+static void say_untaken_images(const __tgt_bin_desc *desc)
+{
+    uint32_t job = job_machines();
+    for (int k = 0; k < desc->NumDeviceImages; k++) {
+        uint32_t m = otp_image_machine(&desc->DeviceImages[k]);
+        if (m && !(m & job))
+            otp_plugin_log(OTM_LOG_INFO, "register_lib: the program's %s image runs on no "
+                           "device of this job (no device rank's CPU or proxied plugin "
+                           "takes it: OMPTARGET_MPI_REMOTE_PLUGINS, _CPU_DEVICES)",
+                           machine_name(m));
+    }
+}
+
 /* An x86_64 image this rank's CPU devices load (checked in full), or an
  * image of a machine a proxied device takes (its plugin checks the rest
  * where it is loaded). */
@@ -120,8 +141,11 @@ int32_t __tgt_rtl_register_lib(__tgt_bin_desc *desc)
     otp_plugin_log(OTM_LOG_DEBUG, "register_lib %p: %d registered", (void *)desc, n);
     if (n < 0)
         otp_plugin_log(OTM_LOG_ERROR, "register_lib: out of memory");
-    if (p->role != OTM_ROLE_WORKER)
+    if (p->role != OTM_ROLE_WORKER) {
+        if (n >= 0 && p->role == OTM_ROLE_HOST)
+            say_untaken_images(desc);
         return n < 0 ? OFFLOAD_FAIL : OFFLOAD_SUCCESS;
+    }
     if (p->expected_registrations == 0)
         p->expected_registrations = otp_startup_registrations();
     if (n < 0 || n >= p->expected_registrations)

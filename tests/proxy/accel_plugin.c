@@ -16,6 +16,9 @@
  *    when its last one ends (a GPU's globals are device memory as well);
  *  - it has OTM_ACCEL_DEVICES devices (default 3, 0..16), each with an
  *    arena of OTM_ACCEL_MEMORY MiB (default 64, 1..4096);
+ *  - it takes x86_64 shared objects as its images, or none with
+ *    OTM_ACCEL_IMAGES=none (a GPU's plugin given a program built only for
+ *    the host);
  *  - the _async entry points only record an operation in the queue of the
  *    __tgt_async_info; synchronize performs them in order (a GPU stream
  *    completes later than asked);
@@ -187,6 +190,7 @@ static struct {
     pthread_cond_t changed;     /* a kernel joined the rendezvous */
     int configured, ok;
     int ndevices;
+    int no_images;              /* OTM_ACCEL_IMAGES=none */
     uint64_t arena_size;
     accel_fail fails[ACCEL_FAILS_MAX];
     size_t nfails;
@@ -304,6 +308,17 @@ static int accel_parse_rendezvous(void)
     return 1;
 }
 
+/* OTM_ACCEL_IMAGES=x86_64 (the default) or none. */
+static int accel_parse_images(void)
+{
+    const char *s = getenv("OTM_ACCEL_IMAGES");
+    accel.no_images = s && !strcmp(s, "none");
+    if (!s || accel.no_images || !strcmp(s, "x86_64"))
+        return 1;
+    accel_say("OTM_ACCEL_IMAGES=%s: expected x86_64 or none; the plugin reports 0 devices", s);
+    return 0;
+}
+
 /* Reads the environment once per plugin lifetime; called with accel.lock. */
 static void accel_configure_locked(void)
 {
@@ -316,7 +331,7 @@ static void accel_configure_locked(void)
     int ok = 1;
     long n = accel_env_number("OTM_ACCEL_DEVICES", 3, 0, ACCEL_DEVICES_MAX, &ok);
     long mib = accel_env_number("OTM_ACCEL_MEMORY", 64, 1, 4096, &ok);
-    ok = ok && accel_parse_fails() && accel_parse_rendezvous();
+    ok = ok && accel_parse_fails() && accel_parse_rendezvous() && accel_parse_images();
     accel.ok = ok;
     accel.ndevices = ok ? (int)n : 0;
     accel.arena_size = ok ? (uint64_t)mib << 20 : 0;
@@ -907,7 +922,8 @@ int32_t __tgt_rtl_deinit_plugin(void)
 
 int32_t __tgt_rtl_is_valid_binary(accel_image *image)
 {
-    if (!image || !image->start || image->end <= image->start)
+    accel_configure();
+    if (accel.no_images || !image || !image->start || image->end <= image->start)
         return 0;
     size_t size = (size_t)((char *)image->end - (char *)image->start);
     Elf64_Ehdr h;

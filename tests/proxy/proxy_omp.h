@@ -16,10 +16,18 @@ static inline int accel_devices(void)
     return s && *s ? atoi(s) : 3;
 }
 
+/* 1 when each rank's CPU is a device (first of its rank's), 0 with
+ * OMPTARGET_MPI_CPU_DEVICES=off. */
+static inline int cpu_devices(void)
+{
+    const char *s = getenv("OMPTARGET_MPI_CPU_DEVICES");
+    return !(s && !strcmp(s, "off"));
+}
+
 /* Devices per device rank: its CPU and the plugin's. */
 static inline int per_rank(void)
 {
-    return 1 + accel_devices();
+    return cpu_devices() + accel_devices();
 }
 
 static inline int rank_of(int d)
@@ -30,7 +38,7 @@ static inline int rank_of(int d)
 /* The plugin's own number of device d, -1 for a rank's CPU. */
 static inline int local_of(int d)
 {
-    return d % per_rank() - 1;
+    return d % per_rank() - cpu_devices();
 }
 
 /* Stops the program unless it has 2 device ranks' worth of devices (the
@@ -38,8 +46,8 @@ static inline int local_of(int d)
 static inline int require_proxied_devices(void)
 {
     int n = require_devices(1);
-    CHECK(n == 2 * per_rank(), "%d devices, expected 2 ranks x (1 CPU + %d proxied) = %d", n,
-          accel_devices(), 2 * per_rank());
+    CHECK(n == 2 * per_rank(), "%d devices, expected 2 ranks x (%d CPU + %d proxied) = %d", n,
+          cpu_devices(), accel_devices(), 2 * per_rank());
     return n;
 }
 
