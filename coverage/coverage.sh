@@ -16,9 +16,10 @@
 # markers: every line and branch gcc sees counts.
 set -eu
 
-# --- thresholds for src/ (percent) -------------------------------------------
-SRC_LINES_MIN=95
-SRC_BRANCHES_MIN=85
+# --- thresholds for src/ (percent; decimals allowed: below() compares the
+# hit and found counts against them exactly, in awk's floating point) ------
+SRC_LINES_MIN=95.5
+SRC_BRANCHES_MIN=86
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -40,8 +41,12 @@ lcov --quiet --zerocounters --directory "$COV_DIR"
 rm -rf "$out"
 mkdir -p "$out"
 
+# The unit and sim tests side by side, the MPI jobs one at a time (as
+# ci/test.sh runs them; gcov merges the counters of concurrent processes).
 tests_ok=1
-ctest --test-dir "$COV_DIR" -L '^(unit|sim|mpi|omp)$' --output-on-failure || tests_ok=0
+ctest --test-dir "$COV_DIR" -L '^(unit|sim)$' -j "$(nproc)" --output-on-failure || tests_ok=0
+ctest --test-dir "$COV_DIR" -L '^(mpi|omp)$' -LE '^(unit|sim)$' --output-on-failure ||
+    tests_ok=0
 
 # shellcheck disable=SC2086
 lcov --quiet $rc --capture --directory "$COV_DIR" --output-file "$out/all.info"
@@ -92,9 +97,10 @@ echo "report: $out/html/index.html"
 echo "coverage run: $(( $(date +%s) - start )) s"
 
 # below HIT/FOUND MIN: true when HIT/FOUND < MIN% (exact, not the rounded
-# figure printed).
+# figure printed; MIN may have decimals: LC_ALL=C, so that awk reads its
+# point as one whatever the locale).
 below() {
-    echo "$1" | awk -F/ -v min="$2" '{ exit !($1 * 100 < min * $2) }'
+    echo "$1" | LC_ALL=C awk -F/ -v min="$2" '{ exit !($1 * 100 < min * $2) }'
 }
 
 status=0

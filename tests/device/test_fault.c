@@ -912,6 +912,11 @@ static void test_describe(void **state)
                      "signal -3 (code -2147483648)");
     assert_describes(fault_of(SIGSEGV, 99, UINT64_MAX),
                      "SIGSEGV (code 99) at address 0xffffffffffffffff");
+    assert_describes(fault_of(SIGBUS, 99, 0x8), "SIGBUS (code 99) at address 0x8");
+    assert_describes(fault_of(SIGFPE, 99, 0x8), "SIGFPE (code 99) at address 0x8");
+    assert_describes(fault_of(SIGILL, 99, 0x8), "SIGILL (code 99) at address 0x8");
+    /* SIGABRT is sent, never raised by an instruction: no address. */
+    assert_describes(fault_of(SIGABRT, 1, 0x8), "SIGABRT (abort)");
     f = fault_of(SIGSEGV, SEGV_MAPERR, 0x10);
     f.foreign = 1;
     assert_describes(f, "SIGSEGV (address not mapped to object) at address "

@@ -6,7 +6,10 @@
  * of a function of the program and of libc runs (resumed in this
  * process's copy), a string constant and a table of pointers (RELRO)
  * read as here, a writable global and rank 0's stack fault; bad
- * descriptions are refused with nothing placed.
+ * descriptions are refused with nothing placed. And when the system
+ * refuses (failpoints.h): no memory for the description or its reading,
+ * the stack's extent or limit unknown, the objects' files unopenable,
+ * rank 0's RELRO or stack range in use here.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,13 +17,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "failpoints.h"
 #include "otm/device.h"
 #include "otm/fault.h"
 #include "otm/host_code.h"
@@ -133,6 +140,7 @@ static void test_constants_read_as_here(void **state)
 }
 
 static void write_one(void *p) { *(volatile int *)p = 1; }
+static void read_one(void *p) { (void)*(volatile const char *)p; }
 
 static void faults_at(void *addr)
 {
@@ -292,6 +300,235 @@ static void test_taken_range(void **state)
     free(d);
 }
 
+/* ------------------------------------------------------------------------ */
+/* When the system refuses                                                   */
+
+#define STACK_GUARD_MAX (256ull << 20)  /* host_code.c */
+
+/* The description's stack range. */
+static void stack_of(const uint8_t *d, uint64_t *lo, uint64_t *hi)
+{
+    memcpy(lo, d + 16, 8);
+    memcpy(hi, d + 24, 8);
+}
+
+/* No memory for the description as it grows: OTM_ERR_NOMEM, nothing
+ * handed out, whichever growth fails; then it works. */
+static void test_describe_without_memory(void **state)
+{
+    FP_NEEDED();
+    (void)state;
+    unsigned failures = 0;
+    for (unsigned long n = 1; n < 64; n++) {
+        char err[256] = "";
+        uint8_t *d = (uint8_t *)err;
+        size_t len = 99;
+        fp_fail(FP_REALLOC, n, ENOMEM);
+        otm_status st = otd_host_code_describe(&d, &len, err, sizeof err);
+        int fired = fp_fired(FP_REALLOC);
+        fp_clear();
+        if (!fired) {
+            assert_int_equal(st, OTM_OK);
+            free(d);
+            break;
+        }
+        failures++;
+        assert_int_equal(st, OTM_ERR_NOMEM);
+        assert_null(d);
+        assert_int_equal(len, 0);
+        assert_non_null(strstr(err, "out of memory"));
+    }
+    assert_true(failures >= 1);
+}
+
+/* The stack's extent: from /proc/self/maps, as far down as RLIMIT_STACK
+ * lets it grow (at most 256 MiB); the whole 256 MiB when the limit cannot
+ * be read; no range at all when the maps cannot be read. */
+static void test_describe_stack_unknown(void **state)
+{
+    FP_NEEDED();
+    (void)state;
+    char err[256];
+    uint8_t *d;
+    size_t len;
+    uint64_t lo, hi, lo2, hi2;
+    int local = 0;
+
+    assert_int_equal(otd_host_code_describe(&d, &len, err, sizeof err), OTM_OK);
+    stack_of(d, &lo, &hi);
+    free(d);
+    assert_true(lo < (uintptr_t)&local && (uintptr_t)&local < hi);
+    assert_true(hi - lo <= STACK_GUARD_MAX);
+
+    fp_fail(FP_GETRLIMIT, 1, EPERM);
+    assert_int_equal(otd_host_code_describe(&d, &len, err, sizeof err), OTM_OK);
+    assert_true(fp_fired(FP_GETRLIMIT));
+    stack_of(d, &lo2, &hi2);
+    free(d);
+    assert_int_equal(hi2, hi);
+    if (hi > STACK_GUARD_MAX)
+        assert_int_equal(hi2 - lo2, STACK_GUARD_MAX);
+
+    /* A limit past 256 MiB, or none: 256 MiB. */
+    struct rlimit was, big;
+    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
+    static const rlim_t limits[] = {512ull << 20, RLIM_INFINITY};
+    for (int i = 0; i < 2; i++) {
+        big = (struct rlimit){limits[i], was.rlim_max};
+        if (was.rlim_max != RLIM_INFINITY && was.rlim_max < limits[i])
+            continue;       /* not allowed here */
+        assert_int_equal(setrlimit(RLIMIT_STACK, &big), 0);
+        assert_int_equal(otd_host_code_describe(&d, &len, err, sizeof err), OTM_OK);
+        assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
+        stack_of(d, &lo2, &hi2);
+        free(d);
+        assert_int_equal(hi2, hi);
+        if (hi > STACK_GUARD_MAX)
+            assert_int_equal(hi2 - lo2, STACK_GUARD_MAX);
+    }
+
+    fp_fail(FP_FOPEN, 1, EMFILE);
+    assert_int_equal(otd_host_code_describe(&d, &len, err, sizeof err), OTM_OK);
+    assert_true(fp_fired(FP_FOPEN));
+    fp_clear();
+    stack_of(d, &lo2, &hi2);
+    assert_int_equal(lo2, 0);
+    assert_int_equal(hi2, 0);
+    /* Placed, such a description guards no stack. */
+    otd_host_code_counts c;
+    otd_host_code_clear();
+    for (size_t at = HEAD, i = 0; at < len; i++) {
+        uint64_t base;
+        memcpy(&base, d + at, 8);
+        base -= shift;
+        memcpy(d + at, &base, 8);
+        at += RECORD + d[at + 16] + d[at + 17];
+    }
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_OK);
+    assert_int_equal(c.stack_guard, 0);
+    assert_true(c.placed > 0);
+    free(d);
+    otd_host_code_clear();
+}
+
+/* No memory to read the description: OTM_ERR_NOMEM, nothing placed. A
+ * count of objects with no record after the head: malformed. */
+static void test_place_without_memory(void **state)
+{
+    FP_NEEDED();
+    (void)state;
+    char err[256] = "";
+    size_t len, n;
+    otd_host_code_counts c;
+    otd_host_code_clear();
+    uint8_t *d = shifted(&len, shift);
+    fp_fail(FP_CALLOC, 1, ENOMEM);
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_ERR_NOMEM);
+    assert_true(fp_fired(FP_CALLOC));
+    fp_clear();
+    assert_non_null(strstr(err, "out of memory"));
+    otd_host_code_ranges(&n);
+    assert_int_equal(n, 0);
+    expect_refused(d, HEAD, "do not fill");
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_OK);
+    assert_true(c.placed > 0);
+    free(d);
+    otd_host_code_clear();
+}
+
+/* The objects' files cannot be opened: their read-only and code ranges
+ * are still taken, without their bytes, so a call through rank 0's
+ * address still resumes here, and a constant read there faults instead of
+ * reading whatever lies at that address here. */
+static void test_place_files_unopenable(void **state)
+{
+    FP_NEEDED();
+    (void)state;
+    char err[256];
+    size_t len;
+    otd_host_code_counts c;
+    handlers();
+    otd_host_code_clear();
+    uint8_t *d = shifted(&len, shift);
+    fp_fail_from(FP_OPEN, 1, EACCES);
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_OK);
+    assert_true(fp_fired(FP_OPEN));
+    fp_clear();
+    assert_int_equal(c.matched, c.objects);
+    assert_true(c.placed > 0);
+    int (*fn)(int) = (int (*)(int))down((void *)(uintptr_t)twice);
+    assert_int_equal(fn(21), 42);
+    void *args[1] = {down(greeting)};
+    otd_fault f;
+    memset(&f, 0, sizeof f);
+    assert_int_equal(otd_kernel_call_guarded((void *)(uintptr_t)read_one, args, 1, &f),
+                     OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(f.signo, SIGSEGV);
+    assert_int_equal(f.addr, (uint64_t)(uintptr_t)down(greeting));
+    free(d);
+    otd_host_code_clear();
+}
+
+/* Rank 0's RELRO pages and a page of its stack range in use here: the
+ * RELRO range is left alone and counted, the stack is not guarded; the
+ * rest is placed. */
+static void test_relro_and_stack_taken(void **state)
+{
+    (void)state;
+    char err[256];
+    size_t len;
+    otd_host_code_counts c;
+    int local = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    otd_host_code_clear();
+    uint8_t *d = shifted(&len, shift);
+    void *way[2] = {
+        (void *)((uintptr_t)down(ops_table) & ~(uintptr_t)(page - 1)),
+        (void *)((uintptr_t)down(&local) & ~(uintptr_t)(page - 1)),
+    };
+    for (int i = 0; i < 2; i++)
+        assert_ptr_equal(mmap(way[i], (size_t)page, PROT_READ,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0),
+                         way[i]);
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_OK);
+    assert_true(c.taken >= 1);
+    assert_int_equal(c.stack_guard, 0);
+    assert_true(c.placed > 0);
+    /* The page in the way is still this process's own. */
+    assert_int_equal(*(const char *)way[0], 0);
+    int (*fn)(int) = (int (*)(int))down((void *)(uintptr_t)twice);
+    handlers();
+    assert_int_equal(fn(4), 8);
+    for (int i = 0; i < 2; i++)
+        munmap(way[i], (size_t)page);
+    free(d);
+    otd_host_code_clear();
+}
+
+/* An object without a build-id is known by its name: placed, and its
+ * function runs through rank 0's address. */
+static void test_object_without_build_id(void **state)
+{
+    (void)state;
+    char err[256];
+    size_t len;
+    otd_host_code_counts c;
+    void *h = dlopen(FIXTURE_NO_BUILD_ID_PATH, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    int (*which)(void) = (int (*)(void))dlsym(h, "fx_which");
+    assert_non_null(which);
+    handlers();
+    otd_host_code_clear();
+    uint8_t *d = shifted(&len, shift);
+    assert_int_equal(otd_host_code_place(d, len, &c, err, sizeof err), OTM_OK);
+    assert_int_equal(c.matched, c.objects);
+    int (*there)(void) = (int (*)(void))down((void *)(uintptr_t)which);
+    assert_int_equal(there(), 1);
+    free(d);
+    otd_host_code_clear();
+    assert_int_equal(dlclose(h), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +540,12 @@ int main(void)
         cmocka_unit_test(test_bad_descriptions),
         cmocka_unit_test(test_same_addresses),
         cmocka_unit_test(test_taken_range),
+        cmocka_unit_test(test_describe_without_memory),
+        cmocka_unit_test(test_describe_stack_unknown),
+        cmocka_unit_test(test_place_without_memory),
+        cmocka_unit_test(test_place_files_unopenable),
+        cmocka_unit_test(test_relro_and_stack_taken),
+        cmocka_unit_test(test_object_without_build_id),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1042,9 +1042,29 @@ static void test_unwrap(void **state)
     big = 0;
     memcpy(b + 32 + 32, &big, 8);
     expect_unwrap_invalid(b, size, "an empty image");
+    /* A total smaller than the header. */
+    b = wrap(&fx->image, &size, 1);
+    big = 31;
+    memcpy(b + 8, &big, 8);
+    expect_unwrap_invalid(b, size, "a total of 31 bytes");
+    /* Without room for a reason: refused all the same. */
+    err[0] = 'x';
+    assert_int_equal(otd_image_unwrap(b, size, &image, &image_size, err, 0), OTM_ERR_INVALID);
+    assert_int_equal(err[0], 'x');
+    assert_int_equal(otd_image_unwrap(b, size, &image, &image_size, NULL, 0), OTM_ERR_INVALID);
     free(b);
     assert_int_equal(otd_image_unwrap(fx->image.bytes, fx->image.size, NULL, &image_size,
                                       err, sizeof err), OTM_ERR_INVALID);
+    assert_int_equal(otd_image_unwrap(fx->image.bytes, fx->image.size, &image, NULL,
+                                      err, sizeof err), OTM_ERR_INVALID);
+    /* Nothing, or fewer bytes than the magic: not wrapped, itself. */
+    assert_int_equal(otd_image_unwrap(NULL, 0, &image, &image_size, err, sizeof err), OTM_OK);
+    assert_null(image);
+    assert_int_equal(otd_image_unwrap(fx->image.bytes, 3, &image, &image_size, err,
+                                      sizeof err), OTM_OK);
+    assert_ptr_equal(image, fx->image.bytes);
+    assert_int_equal(image_size, 3);
+    assert_null(otd_image_handle(NULL));
 }
 
 int main(void)

@@ -3,7 +3,8 @@
  * process cannot open (src/device/needs.h): loaded without that need when
  * it takes nothing from it, refused with both reasons when it does, and
  * otd_needs_missing and otd_needs_drop on their own, malformed images
- * included.
+ * included, and the drop when its allocation, its read or its write of the
+ * copy fails (failpoints.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,12 +13,14 @@
 #include <cmocka.h>
 
 #include <elf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "failpoints.h"
 #include "needs.h"
 #include "otm/device.h"
 
@@ -192,9 +195,76 @@ static void test_drop_refuses_a_malformed_dynamic_segment(void **state)
     free(b.bytes);
 }
 
+/* The dynamic segment's program header in b's bytes. */
+static Elf64_Phdr *dynamic_header(blob *b)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b->bytes;
+    Elf64_Phdr *ph = (Elf64_Phdr *)(b->bytes + eh->e_phoff);
+
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_DYNAMIC)
+            return &ph[i];
+    fail_msg("no PT_DYNAMIC");
+    return NULL;
+}
+
+/* An image without a dynamic segment, or with an empty one, names no need:
+ * nothing to drop, and the copy is not touched. */
+static void test_drop_without_a_dynamic_segment(void **state)
+{
+    blob b = read_file(FIXTURE_NEEDS_PATH);
+    Elf64_Phdr *dyn = dynamic_header(&b);
+    int fd = memfd_of(&b);
+
+    (void)state;
+    dyn->p_type = PT_NULL;
+    fp_fail_from(FP_PWRITE, 1, EIO);
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), 0);
+    dyn->p_type = PT_DYNAMIC;
+    Elf64_Xword filesz = dyn->p_filesz;
+    dyn->p_filesz = 0;
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), 0);
+    assert_int_equal(fp_calls(FP_PWRITE), 0);
+    fp_clear();
+    dyn->p_filesz = filesz;
+    assert_int_equal(needs_in(&b, fd, STUB), 1);
+    close(fd);
+    free(b.bytes);
+}
+
+/* No memory for the dynamic section's copy, a read of it that fails or
+ * comes back short, its write that fails: -1, and the need is still
+ * there; then the drop works. */
+static void test_drop_when_the_system_refuses(void **state)
+{
+    FP_NEEDED();
+    blob b = read_file(FIXTURE_NEEDS_PATH);
+    int fd = memfd_of(&b);
+    static const struct {
+        fp_fn fn;
+        int e;
+    } fails[] = {{FP_CALLOC, ENOMEM}, {FP_PREAD, EIO}, {FP_PREAD, 0}, {FP_PWRITE, ENOSPC},
+                 {FP_PWRITE, 0}};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
+        fp_fail(fails[i].fn, 1, fails[i].e);
+        assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), -1);
+        assert_true(fp_fired(fails[i].fn));
+        fp_clear();
+        assert_int_equal(needs_in(&b, fd, STUB), 1);
+    }
+    assert_int_equal(otd_needs_drop(b.bytes, b.size, fd, STUB), 1);
+    assert_int_equal(needs_in(&b, fd, STUB), 0);
+    close(fd);
+    free(b.bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_drop_without_a_dynamic_segment),
+        cmocka_unit_test(test_drop_when_the_system_refuses),
         cmocka_unit_test(test_missing_parses_the_loaders_message),
         cmocka_unit_test(test_image_without_a_used_need_loads),
         cmocka_unit_test(test_image_using_the_need_is_refused_with_both_reasons),

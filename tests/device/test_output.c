@@ -597,9 +597,16 @@ static void child_null_arguments(void)
     otd_output_pending(o, &n_out, NULL);
     CHECK_U64(n_out, 2);
     CHECK(otd_output_take(o, NULL, 1, 0) == OTM_ERR_INVALID);
+    CHECK(otd_output_take(o, NULL, 0, 1) == OTM_ERR_INVALID);
     CHECK(otd_output_take(o, NULL, 0, 0) == OTM_OK);
     expect_pending(o, 2, 0);
     expect_take(o, "ab", "");
+    otd_output_stop(o);
+    /* No room for a sentence: err is not written, the capture works. */
+    err[0] = 'x';
+    o = NULL;
+    CHECK(otd_output_start(&o, err, 0) == OTM_OK && o != NULL);
+    CHECK(err[0] == 'x');
     otd_output_stop(o);
 }
 

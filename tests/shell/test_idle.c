@@ -2,7 +2,10 @@
  * test_idle.c - the idle policy of the shell's polling loops
  * (src/shell/idle.c): how long a nap is after a given time idle, what
  * ots_idle_after does with progress and with data in flight, and the
- * scheduling slice a thread takes once spinning is over.
+ * scheduling slice a thread takes once spinning is over; the spin policy,
+ * and a slice refused (a thread of another scheduling class, the
+ * kernel's sched_getattr or sched_setattr failing: syscall is wrapped,
+ * ld --wrap, tests/shell/CMakeLists.txt).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,11 +13,36 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "idle.h"
+
+/* ---- the kernel's answers failing on demand ----------------------------------- */
+static _Thread_local long fail_nr;   /* this system call fails (EPERM) on this thread */
+
+long __real_syscall(long nr, ...);
+long __wrap_syscall(long nr, ...);
+
+long __wrap_syscall(long nr, ...)
+{
+    va_list ap;
+    long a[6];
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (fail_nr && nr == fail_nr) {
+        errno = EPERM;
+        return -1;
+    }
+    return __real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 
 #define US 1000ull
 #define MS 1000000ull
@@ -163,6 +191,62 @@ static void test_no_slice_when_off(void **state)
     assert_int_equal(seen, fresh);
 }
 
+/* The spin policy never waits nor reads the clock; a SLEEP_MAX of 0 is
+ * taken for the shortest nap. */
+static void test_spin_never_waits(void **state)
+{
+    (void)state;
+    otm_settings s = otm_settings_default();
+    s.idle = OTM_IDLE_SPIN;
+    s.spin_ns = 0;
+    s.sleep_max_ns = 0;
+    ots_idle idle;
+    ots_idle_init(&idle, &s);
+    assert_int_equal(idle.sleep_max_ns, 1);
+    for (int i = 0; i < 1000; i++)
+        ots_idle_after(&idle, 0, 0);
+    assert_int_equal(idle.idle_since, 0);
+    assert_int_equal(idle.sleep_ns, 0);
+}
+
+/* A thread that is refused a slice (seen[1]: how) keeps the slice it had,
+ * and does not ask again: a later ots_slice_take, the kernel willing,
+ * changes nothing. */
+static void *refused_thread(void *arg)
+{
+    uint64_t *seen = arg;
+    seen[0] = ots_sched_slice_ns();
+    if (seen[1] == 1) {
+        struct sched_param p = {0};
+        if (sched_setscheduler(0, SCHED_IDLE, &p) != 0) {
+            seen[1] = UINT64_MAX;
+            return NULL;
+        }
+    } else {
+        fail_nr = seen[1] == 2 ? SYS_sched_getattr : SYS_sched_setattr;
+    }
+    ots_slice_take(300 * US);
+    seen[2] = ots_sched_slice_ns();     /* 0 when sched_getattr fails */
+    fail_nr = 0;
+    ots_slice_take(300 * US);
+    seen[3] = ots_sched_slice_ns();
+    return NULL;
+}
+
+static void test_slice_refused(void **state)
+{
+    (void)state;
+    for (uint64_t how = 1; how <= 3; how++) {
+        uint64_t seen[4] = {7, how, 7, 7};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, refused_thread, seen), 0);
+        pthread_join(t, NULL);
+        assert_true(seen[1] != UINT64_MAX);   /* SCHED_IDLE needs no privilege */
+        assert_int_equal(seen[2], how == 2 ? 0 : seen[0]);
+        assert_int_equal(seen[3], seen[0]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +256,8 @@ int main(void)
         cmocka_unit_test(test_naps_then_progress_resets),
         cmocka_unit_test(test_slice_after_spinning),
         cmocka_unit_test(test_no_slice_when_off),
+        cmocka_unit_test(test_spin_never_waits),
+        cmocka_unit_test(test_slice_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,10 @@
  * test_trace.c - the trace recorder (src/shell/trace.c) on its own: which
  * settings make a recorder, the spans it keeps, what happens when its array
  * is full, the JSON file (parsed by python3's json module) and the host's
- * counter table.
+ * counter table; names that JSON must escape, spans that never ran or are
+ * not counted; no memory for the recorder or the file's name (calloc,
+ * malloc and strdup wrapped, ld --wrap), a file that cannot be written
+ * whole.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,51 @@
 
 #include "otm/node.h"
 #include "trace.h"
+
+/* ---- allocations failing on demand --------------------------------------------
+ * test_trace is linked with --wrap=calloc, --wrap=malloc and --wrap=strdup
+ * (tests/trace/CMakeLists.txt): fail_alloc(n) makes the n-th of them from
+ * now return NULL. */
+static int alloc_fail_at;   /* 0: none */
+static int alloc_calls;
+
+static void fail_alloc(int n)
+{
+    alloc_calls = 0;
+    alloc_fail_at = n;
+}
+
+/* 1 when this allocation fails. */
+static int alloc_fails(void)
+{
+    if (!alloc_fail_at || ++alloc_calls != alloc_fail_at)
+        return 0;
+    alloc_fail_at = 0;
+    errno = ENOMEM;
+    return 1;
+}
+
+void *__real_calloc(size_t n, size_t size);
+void *__real_malloc(size_t size);
+char *__real_strdup(const char *s);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t size);
+char *__wrap_strdup(const char *s);
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return alloc_fails() ? NULL : __real_malloc(size);
+}
+
+char *__wrap_strdup(const char *s)
+{
+    return alloc_fails() ? NULL : __real_strdup(s);
+}
 
 /* An event as the core would hand it to the hook. */
 static otm_event event(int kind, int side, int rank, uint64_t bytes, int tag)
@@ -264,6 +314,167 @@ static void test_counters(void **state)
     assert_true(ms == 0);
 }
 
+/* Thread names that JSON must escape come back as given; a second thread
+ * of the same name is numbered. */
+static ots_trace *naming;
+
+static void *name_a_thread(void *name)
+{
+    ots_trace_name_thread(naming, name);
+    return NULL;
+}
+
+static void test_names_escaped(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], file[160];
+    snprintf(prefix, sizeof prefix, "%s/names", dir);
+    ots_trace *t = ots_trace_new(prefix, 0, 1, 2, 0, err, sizeof err);
+    assert_non_null(t);
+    ots_trace_name_thread(NULL, "ignored");
+    /* New threads: each is a new track of this recorder. */
+    static const char *const names[] = {"q\"b\\t\tn\n", "gate", "gate"};
+    naming = t;
+    for (int i = 0; i < 3; i++) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, name_a_thread, (void *)names[i]), 0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+    }
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
+    ots_trace_free(t);
+    ots_trace_free(NULL);
+    snprintf(file, sizeof file, "%s.1.json", prefix);
+    assert_string_equal(
+        python("print(repr([e[\"args\"][\"name\"] for e in d[\"traceEvents\"] "
+               "if e[\"name\"]==\"thread_name\"]))", file),
+        "['q\"b\\\\t\\tn\\n', 'gate', 'gate 2']");
+}
+
+/* A host's span that never ran has no queued_us; a worker's exchange
+ * with no role known says none; a point the recorder does not know is
+ * ignored. Counters: an event for a rank outside the job and an EXECUTE
+ * that never ran add no kernel time. */
+static void test_spans_unfinished(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], file[160];
+    snprintf(prefix, sizeof prefix, "%s/unfinished", dir);
+    ots_trace *t = ots_trace_new(prefix, 1, 0, 3, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_event a = event(OTM_KIND_EXECUTE, OTM_ORIGIN, 1, 0, 4);
+    ots_trace_record(t, &a, OTM_TRACE_BEGIN);
+    ots_trace_record(t, &a, 99);               /* unknown: ignored */
+    a.state = OTM_FINISHED;
+    ots_trace_record(t, &a, OTM_TRACE_END);
+    otm_event b = event(OTM_KIND_SUBMIT, OTM_ORIGIN, 7, 64, 5);   /* no such device */
+    live(t, &b, OTM_OK);
+    otm_event c = event(OTM_KIND_EXCHANGE, OTM_DEST, 0, 32, 6);
+    c.flags = 3;                               /* not a role */
+    live(t, &c, OTM_OK);
+    assert_int_equal(ots_trace_spans(t), 3);
+    lines l = {.n = 0};
+    ots_trace_report(t, collect, &l);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
+    ots_trace_free(t);
+    /* device 0: one EXECUTE, no kernel time, nothing else; device 1:
+     * nothing. */
+    assert_int_equal(l.n, 4);
+    assert_non_null(strstr(l.text[2], " 0.000"));
+    unsigned long long v[14];
+    for (int d = 0; d < 2; d++) {
+        assert_int_equal(sscanf(l.text[2 + d], "%llu %llu %llu %llu %llu %llu %llu %llu %llu "
+                                "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                                &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+                                &v[13]), 14);
+        for (int i = 2; i < 14; i++)
+            assert_int_equal(v[i], d == 0 && i == 7 ? 1 : 0);
+    }
+    snprintf(file, sizeof file, "%s.0.json", prefix);
+    assert_string_equal(
+        python("print([(e[\"name\"], \"queued_us\" in e[\"args\"], e[\"args\"].get(\"role\")) "
+               "for e in d[\"traceEvents\"] if e[\"ph\"]==\"X\"])", file),
+        "[('EXECUTE', False, None), ('SUBMIT', True, None), ('EXCHANGE', False, None)]");
+}
+
+/* No memory for the recorder, its path, its spans or its counters: no
+ * recorder, and err says why; then one is made. */
+static void test_new_without_memory(void **state)
+{
+    (void)state;
+    char err[256], prefix[128];
+    snprintf(prefix, sizeof prefix, "%s/nomem", dir);
+    int failures = 0;
+    for (int n = 1; n < 16; n++) {
+        err[0] = '\0';
+        fail_alloc(n);
+        ots_trace *t = ots_trace_new(prefix, 1, 0, 3, 0, err, sizeof err);
+        int fired = alloc_fail_at == 0;
+        fail_alloc(0);
+        if (!fired) {
+            assert_non_null(t);
+            ots_trace_free(t);
+            break;
+        }
+        failures++;
+        assert_null(t);
+        assert_string_equal(err, "out of memory for the trace and counters");
+    }
+    assert_int_equal(failures, 4);      /* the record, path, spans, counters */
+    /* Writing: no memory for the file's name. */
+    ots_trace *t = ots_trace_new(prefix, 0, 0, 2, 0, err, sizeof err);
+    assert_non_null(t);
+    fail_alloc(1);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), -1);
+    assert_string_equal(err, "out of memory writing the trace");
+    ots_trace_free(t);
+}
+
+/* A file whose writes fail (here the device with no room, through a
+ * symbolic link named as the file): -1, and err says so. */
+static void test_write_fails(void **state)
+{
+    (void)state;
+    char err[256], prefix[128], link[160];
+    snprintf(prefix, sizeof prefix, "%s/full", dir);
+    snprintf(link, sizeof link, "%s.0.json", prefix);
+    assert_int_equal(symlink("/dev/full", link), 0);
+    ots_trace *t = ots_trace_new(prefix, 0, 0, 2, 0, err, sizeof err);
+    assert_non_null(t);
+    otm_event a = event(OTM_KIND_SUBMIT, OTM_ORIGIN, 1, 8, 3);
+    live(t, &a, OTM_OK);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "writing the trace"));
+    assert_non_null(strstr(err, "failed"));
+    ots_trace_free(t);
+}
+
+/* No counters in a job of one rank; nothing to report or write without a
+ * recorder, or without counters; an origin later than the clock (ranks'
+ * clocks apart) puts spans at 0. */
+static void test_edges(void **state)
+{
+    (void)state;
+    char err[256] = "", prefix[128], file[160];
+    lines l = {.n = 0};
+    assert_null(ots_trace_new(NULL, 1, 0, 1, 0, err, sizeof err));
+    assert_int_equal(ots_trace_write(NULL, err, sizeof err), 0);
+    ots_trace_report(NULL, collect, &l);
+    snprintf(prefix, sizeof prefix, "%s/late", dir);
+    ots_trace *t = ots_trace_new(prefix, 0, 1, 2, UINT64_MAX, err, sizeof err);
+    assert_non_null(t);
+    ots_trace_report(t, collect, &l);
+    assert_int_equal(l.n, 0);
+    otm_event a = event(OTM_KIND_ALLOC, OTM_DEST, 0, 16, 3);
+    live(t, &a, OTM_OK);
+    assert_int_equal(ots_trace_write(t, err, sizeof err), 0);
+    ots_trace_free(t);
+    snprintf(file, sizeof file, "%s.1.json", prefix);
+    assert_string_equal(
+        python("print([(e[\"ts\"], e[\"dur\"]) for e in d[\"traceEvents\"] "
+               "if e[\"ph\"]==\"X\"])", file),
+        "[(0.0, 0.0)]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +484,11 @@ int main(void)
         cmocka_unit_test(test_full),
         cmocka_unit_test(test_unwritable),
         cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_names_escaped),
+        cmocka_unit_test(test_spans_unfinished),
+        cmocka_unit_test(test_new_without_memory),
+        cmocka_unit_test(test_write_fails),
+        cmocka_unit_test(test_edges),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
