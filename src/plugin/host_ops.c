@@ -133,7 +133,8 @@ static void region_fault(void *ctx, int rank, uint16_t unit, uint64_t kernel,
              f->code > 0)
         address_hint(f->addr, f->signo == SIGSEGV ? f->code : 0, hint, sizeof hint);
     const char *name = entry_name(d, kernel);
-    snprintf(d->failure, sizeof d->failure, "target region %s %s%s%s",
+    /* The name bounded so that what and the hint always fit. */
+    snprintf(d->failure, sizeof d->failure, "target region %.300s %s%s%s",
              name ? name : "(unknown)", f->flags & OTM_EXEC_EXITED ? "called " : "died of ",
              what, hint);
     otp_plugin_log(OTM_LOG_ERROR, "%s: %s", otp_devices_name(d, dev, sizeof dev), d->failure);

@@ -132,7 +132,7 @@ typedef struct otp_device {
     otp_live *live;                 /* allocations handed out (pool on) */
     size_t nlive, live_cap;
     int failed;                     /* a region faulted: every call fails */
-    char failure[640];              /* why, for those calls */
+    char failure[1024];             /* why, for those calls */
 } otp_device;
 
 /* How long a kernel last ran on this worker (worker.c): one slot per
