@@ -10,6 +10,7 @@
  * the host says the device, its rank and plugin.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,15 +18,34 @@
 #include "otm/proxy.h"
 #include "plugin.h"
 
-/* The directory of the libomptarget in this process. */
+/* dl_iterate_phdr callback: the first object named libomptarget.so*. */
+static int find_libomptarget(struct dl_phdr_info *info, size_t size, void *out)
+{
+    (void)size;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    if (!slash || strncmp(slash + 1, "libomptarget.so", 15))
+        return 0;
+    *(const char **)out = info->dlpi_name;
+    return 1;
+}
+
+/* The directory of the libomptarget in this process: the one that binds
+ * __tgt_register_lib for everyone, else (a program that dlopen()ed its
+ * offload code, whose libomptarget is in that library's local scope, out
+ * of RTLD_DEFAULT's reach) the loaded object of that name. */
 static int libomptarget_dir(char *dir, size_t len)
 {
     Dl_info info;
+    const char *file = NULL;
     void *sym = dlsym(RTLD_DEFAULT, "__tgt_register_lib");
-    if (!sym || !dladdr(sym, &info) || !info.dli_fname)
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+        file = info.dli_fname;
+    else
+        dl_iterate_phdr(find_libomptarget, &file);
+    if (!file)
         return -1;
     char path[1024];
-    snprintf(path, sizeof path, "%s", info.dli_fname);
+    snprintf(path, sizeof path, "%s", file);
     snprintf(dir, len, "%s", dirname(path));
     return 0;
 }
@@ -76,8 +96,8 @@ void otp_units_open(otp_plugin *p, otp_rank_card *me)
     if (t.plugin_dir)
         snprintf(dir, sizeof dir, "%s", t.plugin_dir);
     else if (libomptarget_dir(dir, sizeof dir)) {
-        /* A program that dlopen()s its offload code has none yet; that
-         * is only worth a warning when plugins were named. */
+        /* Only a process whose plugin no libomptarget loaded (a test's)
+         * has none; that is only worth a warning when plugins were named. */
         otp_plugin_log(strcmp(names, "auto") ? OTM_LOG_WARN : OTM_LOG_DEBUG,
                        "rank %d: no libomptarget found in this process: no "
                        "other plugin's devices (OMPTARGET_MPI_REMOTE_PLUGINS=%s)",
