@@ -97,6 +97,16 @@ typedef struct otd_fault {
  * OTM_ERR_NOMEM when no thread-specific key is left. */
 otm_status otd_fault_install(int fd, const char *prefix);
 
+/* Asked by the SIGSEGV handler, for an access fault (SEGV_MAPERR, or
+ * SEGV_ACCERR: `write` then) at addr in any thread, before it reports
+ * anything: non-zero makes the handler return, so that the instruction
+ * runs again (unified shared memory: a host range new since the device
+ * last learned them, reserved meanwhile). It runs in the handler: only
+ * async-signal-safe calls, and it must not answer non-zero twice for one
+ * unchanged cause. NULL (the default) asks nothing. */
+typedef int (*otd_fault_retry_fn)(void *ctx, uint64_t addr, int write);
+void otd_fault_set_retry(otd_fault_retry_fn fn, void *ctx);
+
 /* The real-time signal used to interrupt threads in guarded calls,
  * SIGRTMAX - 7. Reaching a thread that is not in a guarded call, or one that
  * nothing was recorded for, it does nothing. */

@@ -64,11 +64,20 @@ otm_status otd_pager_reserve(otd_pager *pg, const otd_range *r, size_t n, char *
                              size_t errlen);
 
 /* Waits up to timeout_ms (-1: for ever) for a thread to touch a reserved
- * page that is not placed: 1 with its page address in *page, 0 when none
+ * page that is not placed: 1 with its page address in *page, 2 when
+ * otd_pager_wake was called since the last return of 2, 0 when none
  * came, OTM_ERR_INVALID (negated) when the descriptor failed. A page
  * already placed, asked again by a late thread, is woken here and not
  * returned. */
 int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page);
+
+/* Makes the waiting (or next) otd_pager_next_fault return 2. Safe in a
+ * signal handler: one write(2) to an eventfd. */
+void otd_pager_wake(otd_pager *pg);
+
+/* Whether addr lies in a reserved range (a writable one, with `write`):
+ * whether a touch there reaches the host, once its page is placed. */
+int otd_pager_reaches(otd_pager *pg, uint64_t addr, int write);
 
 /* How many pages from `page` on, at most `max`, are reserved and not
  * placed: the run the caller may ask rank 0 for at once, since a region

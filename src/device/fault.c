@@ -93,6 +93,10 @@ typedef struct report_to {
 static report_to reports[2];
 static _Atomic(report_to *) report;
 
+/* otd_fault_set_retry's: ctx first, so that a handler that sees fn sees it. */
+static void *_Atomic retry_ctx;
+static _Atomic(otd_fault_retry_fn) retry_fn;
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t guard_key;
 static int once_failed;
@@ -279,12 +283,28 @@ static int redirected(int signo, const siginfo_t *si, void *uc)
 #endif
 }
 
+/* Whether the retry hook lets an access fault run again. */
+static int retried(int signo, const siginfo_t *si)
+{
+    otd_fault_retry_fn fn = atomic_load(&retry_fn);
+    if (!fn || signo != SIGSEGV || (si->si_code != SEGV_MAPERR && si->si_code != SEGV_ACCERR))
+        return 0;
+    return fn(atomic_load(&retry_ctx), (uint64_t)(uintptr_t)si->si_addr,
+              si->si_code == SEGV_ACCERR);
+}
+
+void otd_fault_set_retry(otd_fault_retry_fn fn, void *ctx)
+{
+    atomic_store(&retry_ctx, ctx);
+    atomic_store(&retry_fn, fn);
+}
+
 static void on_fault(int signo, siginfo_t *si, void *uc)
 {
     guard *g = my_guard;
     otd_fault f;
 
-    if (redirected(signo, si, uc))
+    if (redirected(signo, si, uc) || retried(signo, si))
         return;
     memset(&f, 0, sizeof(f));
     f.signo = signo;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ typedef struct piece {
 
 struct otd_pager {
     int fd;
+    int wake_fd;                /* an eventfd: otd_pager_wake */
     pthread_mutex_t lock;
     piece *res;                 /* reserved, sorted, disjoint */
     size_t nres, res_cap;
@@ -93,12 +95,15 @@ otm_status otd_pager_open(otd_pager **out, char *err, size_t errlen)
         return otd_device_fail(OTM_ERR_INVALID, err, errlen,
                                "userfaultfd refused its handshake (%s)", strerror(e));
     }
-    otd_pager *pg = calloc(1, sizeof *pg);
+    int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    otd_pager *pg = wake_fd < 0 ? NULL : calloc(1, sizeof *pg);
     if (!pg) {
         close(fd);
+        if (wake_fd >= 0)
+            close(wake_fd);
         return otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
     }
-    pg->fd = fd;
+    pg->fd = fd, pg->wake_fd = wake_fd;
     pg->alloc = malloc, pg->release = free;
     pthread_mutex_init(&pg->lock, NULL);
     *out = pg;
@@ -119,6 +124,7 @@ void otd_pager_close(otd_pager *pg)
     for (size_t i = 0; i < pg->nres; i++)
         munmap((void *)(uintptr_t)pg->res[i].start, pg->res[i].end - pg->res[i].start);
     close(pg->fd);
+    close(pg->wake_fd);
     pthread_mutex_destroy(&pg->lock);
     free(pg->slots);
     free(pg->res);
@@ -356,14 +362,33 @@ static void wake(otd_pager *pg, uint64_t page)
 
 /* ---- faults --------------------------------------------------------------- */
 
+void otd_pager_wake(otd_pager *pg)
+{
+    uint64_t one = 1;
+    ssize_t r = write(pg->wake_fd, &one, sizeof one);
+    (void)r;    /* full (2^64 - 2 wakes pending): it is awake anyway */
+}
+
+/* Whether otd_pager_wake was called since the last look; clears it. */
+static int woken(otd_pager *pg, short revents)
+{
+    uint64_t n;
+    return (revents & POLLIN) && read(pg->wake_fd, &n, sizeof n) == (ssize_t)sizeof n;
+}
+
 int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page)
 {
-    struct pollfd pfd = {.fd = pg->fd, .events = POLLIN};
+    struct pollfd pfd[2] = {{.fd = pg->fd, .events = POLLIN},
+                            {.fd = pg->wake_fd, .events = POLLIN}};
     struct uffd_msg msg;
-    int r = poll(&pfd, 1, timeout_ms);
+    int r = poll(pfd, 2, timeout_ms);
     if (r < 0 && errno != EINTR)
         return -OTM_ERR_INVALID;
     if (r <= 0)
+        return 0;
+    if (woken(pg, pfd[1].revents))
+        return 2;
+    if (!(pfd[0].revents & (POLLIN | POLLERR | POLLHUP)))
         return 0;
     ssize_t n = read(pg->fd, &msg, sizeof msg);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -382,6 +407,15 @@ int otd_pager_next_fault(otd_pager *pg, int timeout_ms, uint64_t *page)
     }
     *page = at;
     return 1;
+}
+
+int otd_pager_reaches(otd_pager *pg, uint64_t addr, int write)
+{
+    pthread_mutex_lock(&pg->lock);
+    size_t i = first_after(pg, addr);
+    int ok = i < pg->nres && pg->res[i].start <= addr && !(write && pg->res[i].read_only);
+    pthread_mutex_unlock(&pg->lock);
+    return ok;
 }
 
 uint64_t otd_pager_absent_run(otd_pager *pg, uint64_t page, uint64_t max)

@@ -11,13 +11,16 @@
  * written back before the EXECUTE's reply). A region that starts while
  * another runs on the same device shares the pages that one holds.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/personality.h>
 
 #include "../shell/idle.h"
+#include "otm/fault.h"
 #include "otm/host_code.h"
 #include "otm/page.h"
 #include "otm/pager.h"
@@ -41,6 +44,16 @@ struct otp_usm {
     atomic_uint next_tag;
     uint64_t *ranges;               /* the host's, as last received */
     uint64_t ranges_cap;
+    int learned;                    /* the host's ranges reserved once (under lock) */
+    atomic_uint generation;         /* bumped at each learning of them */
+    uint64_t page_mask;
+    /* A fault's ask to learn the ranges again (retry_fault, in a signal
+     * handler, to the pager's thread): one ask at a time. */
+    sem_t ask_slot, answered;
+    int sems_on;
+    _Atomic uint64_t ask_addr;
+    atomic_int ask_write, answer;
+    atomic_uint ask_seq, answer_seq;
     uint8_t *records;               /* a writeback's ask (under lock) */
     /* The last pages the pager refused for a reason of its own (no memory,
      * rank 0 not answering), which a region's fault report names. */
@@ -52,8 +65,10 @@ struct otp_usm {
 static otp_usm *usm_new(void)
 {
     otp_usm *u = otp_plugin_calloc(1, sizeof *u);
-    if (u)
+    if (u) {
         pthread_mutex_init(&u->lock, NULL);
+        u->page_mask = otd_pager_page_size() - 1;
+    }
     return u;
 }
 
@@ -194,6 +209,157 @@ static otm_status call(otp_plugin *p, otm_page_kind kind, uint64_t addr, uint64_
     return st;
 }
 
+/* ---- a worker: the host's ranges ------------------------------------------------ */
+
+/* The host's ranges, asked for with room for all of them. */
+static otm_status fetch_ranges(otp_plugin *p, uint64_t *n)
+{
+    otp_usm *u = p->usm;
+    uint64_t want = u->ranges_cap ? u->ranges_cap : RANGES_FIRST;
+    for (int tries = 0; tries < 3; tries++) {
+        if (want > u->ranges_cap) {
+            uint64_t *grown = otp_plugin_realloc(u->ranges,
+                                                 OTM_PAGE_REPLY_HEAD + 16 * want);
+            if (!grown)
+                return OTM_ERR_NOMEM;
+            u->ranges = grown, u->ranges_cap = want;
+        }
+        uint8_t ask[OTM_PAGE_ASK_HEAD];
+        otm_status st = call(p, OTM_PAGE_RANGES, 0, want, ask, 0, (uint8_t *)u->ranges,
+                             OTM_PAGE_REPLY_HEAD + 16 * want, n);
+        if (st != OTM_ERR_BAD_SIZE)
+            return st == OTM_OK && *n > want ? OTM_ERR_BAD_MESSAGE : st;
+        want = *n + 64;
+    }
+    return OTM_ERR_BAD_SIZE;
+}
+
+/* The host's ranges but the parts rank 0's code and constants hold here
+ * (otm/host_code.h): a call into rank 0's code is resumed in this
+ * process's copy, which a page of rank 0's would not be. */
+static otm_status reserve(otd_pager *pg, const otd_range *r, uint64_t n, char *why,
+                          size_t len)
+{
+    size_t nplaced;
+    const otd_range *placed = otd_host_code_ranges(&nplaced);
+    otm_status st = OTM_OK;
+    for (uint64_t i = 0; i < n && !st; i++) {
+        uint64_t ro = r[i].start & OTD_RANGE_READ_ONLY;
+        otd_range piece = {r[i].start & ~(uint64_t)OTD_RANGE_READ_ONLY, r[i].end};
+        for (size_t j = 0; j < nplaced && piece.start < piece.end && !st; j++) {
+            if (placed[j].end <= piece.start || placed[j].start >= piece.end)
+                continue;
+            if (placed[j].start > piece.start) {
+                otd_range before = {piece.start | ro, placed[j].start};
+                st = otd_pager_reserve(pg, &before, 1, why, len);
+            }
+            piece.start = placed[j].end;
+        }
+        piece.start |= ro;
+        if (!st && (piece.start & ~(uint64_t)OTD_RANGE_READ_ONLY) < piece.end)
+            st = otd_pager_reserve(pg, &piece, 1, why, len);
+    }
+    return st;
+}
+
+/* The host's ranges, asked for and reserved here (under u->lock): at the
+ * first region, then when a region faults outside them (retry_fault). A
+ * range rank 0 mapped since is so reserved at its first touch; one it
+ * unmapped stays reserved, and a touch there asks rank 0, which refuses
+ * it: nothing is served from a stale list. */
+static otm_status learn_ranges(otp_plugin *p, char *why, size_t len)
+{
+    otp_usm *u = p->usm;
+    uint64_t n = 0;
+    otm_status st = fetch_ranges(p, &n);
+    if (st)
+        snprintf(why, len, "unified shared memory: the host's address ranges: %s",
+                 otm_status_text(st));
+    else
+        st = reserve(u->pager,
+                     (const otd_range *)(void *)((uint8_t *)u->ranges + OTM_PAGE_REPLY_HEAD),
+                     n, why, len);
+    atomic_fetch_add(&u->generation, 1);
+    u->learned |= st == OTM_OK;
+    return st;
+}
+
+/* The pager's thread, woken by retry_fault: the ranges learned again, and
+ * whether the fault's address is now reached. */
+static void answer_ask(otp_plugin *p)
+{
+    otp_usm *u = p->usm;
+    unsigned seq = atomic_load(&u->ask_seq);
+    if (seq == atomic_load(&u->answer_seq))
+        return;
+    char why[512];
+    pthread_mutex_lock(&u->lock);
+    otm_status st = learn_ranges(p, why, sizeof why);
+    pthread_mutex_unlock(&u->lock);
+    if (st)
+        otp_plugin_log(OTM_LOG_ERROR, "rank %d: %s", p->node.rank, why);
+    atomic_store(&u->answer, otd_pager_reaches(u->pager, atomic_load(&u->ask_addr),
+                                               atomic_load(&u->ask_write)));
+    atomic_store(&u->answer_seq, seq);
+    sem_post(&u->answered);
+}
+
+/* The pager's thread: a fault there is never asked about (it would wait
+ * for itself). A thread's last retried access (its page, the low bit set
+ * for a write) and the generation it was retried at: the same access
+ * faulting again with nothing learned since is a fault. */
+static __thread int on_pager_thread __attribute__((tls_model("initial-exec")));
+static __thread uint64_t retried_access __attribute__((tls_model("initial-exec")));
+static __thread unsigned retried_at __attribute__((tls_model("initial-exec")));
+
+/* sem_wait in slices (async-signal-safe), given up when the worker ends. */
+static int wait_sem(otp_usm *u, sem_t *sem)
+{
+    while (!atomic_load(&u->stop)) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100000000;
+        if (until.tv_nsec >= 1000000000)
+            until.tv_sec++, until.tv_nsec -= 1000000000;
+        if (sem_timedwait(sem, &until) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* otd_fault_retry_fn, in the SIGSEGV handler of any thread of this rank: a
+ * region touched an address outside the host's ranges as last learned, or
+ * wrote one learned read-only. The pager's thread learns them again; the
+ * touch runs again when it now reaches the host. */
+static int retry_fault(void *ctx, uint64_t addr, int write)
+{
+    otp_plugin *p = ctx;
+    otp_usm *u = p->usm;
+    uint64_t access = (addr & ~u->page_mask) | (write != 0);
+    if (on_pager_thread || !u->thread_on ||
+        (access == retried_access && atomic_load(&u->generation) == retried_at))
+        return 0;
+    int saved = errno;      /* the interrupted code's */
+    if (!wait_sem(u, &u->ask_slot))
+        return errno = saved, 0;
+    unsigned seq = atomic_load(&u->ask_seq) + 1;
+    atomic_store(&u->ask_addr, addr);
+    atomic_store(&u->ask_write, write);
+    atomic_store(&u->ask_seq, seq);
+    otd_pager_wake(u->pager);
+    int ok = 0;
+    while (wait_sem(u, &u->answered))
+        if (atomic_load(&u->answer_seq) == seq) {
+            ok = atomic_load(&u->answer);
+            break;
+        }
+    sem_post(&u->ask_slot);
+    if (ok)
+        retried_access = access, retried_at = atomic_load(&u->generation);
+    errno = saved;
+    return ok;
+}
+
 /* ---- a worker: the pager's thread -------------------------------------------- */
 
 /* The page from rank 0, placed, with the pages after it that are not
@@ -253,6 +419,7 @@ static void *pager_thread(void *arg)
     otp_usm *u = p->usm;
     uint64_t cap = OTM_PAGE_REPLY_HEAD + OTM_PAGE_READ_MAX;
     uint8_t *reply = otp_plugin_malloc(cap);
+    on_pager_thread = 1;
     while (reply && !atomic_load(&u->stop)) {
         uint64_t page = 0;
         int r = otd_pager_next_fault(u->pager, 50, &page);
@@ -263,6 +430,8 @@ static void *pager_thread(void *arg)
         }
         if (r == 1)
             page_in(p, page, reply, cap);
+        else if (r == 2)
+            answer_ask(p);
     }
     otp_plugin_free(reply);
     return NULL;
@@ -271,6 +440,24 @@ static void *pager_thread(void *arg)
 /* The pager and its thread, once (the setting, or the first LOAD of a
  * program that requires unified shared memory). A pager that cannot open
  * is said at each region, which then fails. */
+/* The pager, its thread, and the fault handler's retry hook; u->why says
+ * what failed. */
+static void start_pager(otp_plugin *p, otp_usm *u)
+{
+    if (otd_pager_open(&u->pager, u->why, sizeof u->why))
+        return;
+    otd_pager_use_alloc(u->pager, otp_plugin_malloc, otp_plugin_free);
+    sem_init(&u->ask_slot, 0, 1);
+    sem_init(&u->answered, 0, 0);
+    u->sems_on = 1;
+    if (pthread_create(&u->thread, NULL, pager_thread, p)) {
+        snprintf(u->why, sizeof u->why, "no thread for the pager");
+        return;
+    }
+    u->thread_on = 1;
+    otd_fault_set_retry(retry_fault, p);
+}
+
 void otp_usm_worker_enable(otp_plugin *p)
 {
     pthread_mutex_lock(&p->images_lock);
@@ -279,13 +466,8 @@ void otp_usm_worker_enable(otp_plugin *p)
         u->records = otp_plugin_malloc(OTM_PAGE_ASK_HEAD + OTM_PAGE_WRITE_MAX);
         if (!u->records)
             snprintf(u->why, sizeof u->why, "out of memory");
-        else if (otd_pager_open(&u->pager, u->why, sizeof u->why) == OTM_OK) {
-            otd_pager_use_alloc(u->pager, otp_plugin_malloc, otp_plugin_free);
-            if (pthread_create(&u->thread, NULL, pager_thread, p) == 0)
-                u->thread_on = 1;
-            else
-                snprintf(u->why, sizeof u->why, "no thread for the pager");
-        }
+        else
+            start_pager(p, u);
         /* Rank 0's stack is served here now. */
         otd_host_code_unguard();
         __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
@@ -295,74 +477,15 @@ void otp_usm_worker_enable(otp_plugin *p)
 
 /* ---- a worker: around each region -------------------------------------------- */
 
-/* The host's ranges, asked for with room for all of them. */
-static otm_status fetch_ranges(otp_plugin *p, uint64_t *n)
-{
-    otp_usm *u = p->usm;
-    uint64_t want = u->ranges_cap ? u->ranges_cap : RANGES_FIRST;
-    for (int tries = 0; tries < 3; tries++) {
-        if (want > u->ranges_cap) {
-            uint64_t *grown = otp_plugin_realloc(u->ranges,
-                                                 OTM_PAGE_REPLY_HEAD + 16 * want);
-            if (!grown)
-                return OTM_ERR_NOMEM;
-            u->ranges = grown, u->ranges_cap = want;
-        }
-        uint8_t ask[OTM_PAGE_ASK_HEAD];
-        otm_status st = call(p, OTM_PAGE_RANGES, 0, want, ask, 0, (uint8_t *)u->ranges,
-                             OTM_PAGE_REPLY_HEAD + 16 * want, n);
-        if (st != OTM_ERR_BAD_SIZE)
-            return st == OTM_OK && *n > want ? OTM_ERR_BAD_MESSAGE : st;
-        want = *n + 64;
-    }
-    return OTM_ERR_BAD_SIZE;
-}
-
-/* The host's ranges but the parts rank 0's code and constants hold here
- * (otm/host_code.h): a call into rank 0's code is resumed in this
- * process's copy, which a page of rank 0's would not be. */
-static otm_status reserve(otd_pager *pg, const otd_range *r, uint64_t n, char *why,
-                          size_t len)
-{
-    size_t nplaced;
-    const otd_range *placed = otd_host_code_ranges(&nplaced);
-    otm_status st = OTM_OK;
-    for (uint64_t i = 0; i < n && !st; i++) {
-        uint64_t ro = r[i].start & OTD_RANGE_READ_ONLY;
-        otd_range piece = {r[i].start & ~(uint64_t)OTD_RANGE_READ_ONLY, r[i].end};
-        for (size_t j = 0; j < nplaced && piece.start < piece.end && !st; j++) {
-            if (placed[j].end <= piece.start || placed[j].start >= piece.end)
-                continue;
-            if (placed[j].start > piece.start) {
-                otd_range before = {piece.start | ro, placed[j].start};
-                st = otd_pager_reserve(pg, &before, 1, why, len);
-            }
-            piece.start = placed[j].end;
-        }
-        piece.start |= ro;
-        if (!st && (piece.start & ~(uint64_t)OTD_RANGE_READ_ONLY) < piece.end)
-            st = otd_pager_reserve(pg, &piece, 1, why, len);
-    }
-    return st;
-}
-
 otm_status otp_usm_region_begin(otp_plugin *p, char *why, size_t len)
 {
     otp_usm *u = p->usm;
-    uint64_t n = 0;
     if (!__atomic_load_n(&p->usm_on, __ATOMIC_ACQUIRE) || !u)
         return OTM_OK;
     if (!u->thread_on)
         return snprintf(why, len, "unified shared memory: %s", u->why), OTM_ERR_INVALID;
     pthread_mutex_lock(&u->lock);
-    otm_status st = fetch_ranges(p, &n);
-    if (st)
-        snprintf(why, len, "unified shared memory: the host's address ranges: %s",
-                 otm_status_text(st));
-    else
-        st = reserve(u->pager,
-                     (const otd_range *)(void *)((uint8_t *)u->ranges + OTM_PAGE_REPLY_HEAD),
-                     n, why, len);
+    otm_status st = u->learned ? OTM_OK : learn_ranges(p, why, len);
     if (st == OTM_OK)
         u->running++;
     pthread_mutex_unlock(&u->lock);
@@ -417,8 +540,10 @@ otm_status otp_usm_region_end(otp_plugin *p)
     pthread_mutex_unlock(&u->lock);
     if (w.st)
         otp_plugin_log(OTM_LOG_ERROR, "rank %d: what the region wrote in the host's "
-                       "memory could not be written back: %s", p->node.rank,
-                       otm_status_text(w.st));
+                       "memory could not be written back: %s%s", p->node.rank,
+                       otm_status_text(w.st), w.st != OTM_ERR_BAD_POINTER ? "" :
+                       " (the host unmapped that memory, or made it read-only, after "
+                       "this device learned it writable)");
     return w.st;
 }
 
@@ -427,6 +552,8 @@ void otp_usm_worker_stop(otp_plugin *p)
     otp_usm *u = p->usm;
     if (!u)
         return;
+    if (u->thread_on)
+        otd_fault_set_retry(NULL, NULL);
     usm_stop(u);
     otd_pager_close(u->pager);
     u->pager = NULL;
@@ -439,6 +566,8 @@ void otp_usm_release(otp_plugin *p)
         return;
     otp_plugin_free(u->ranges);
     otp_plugin_free(u->records);
+    if (u->sems_on)
+        sem_destroy(&u->ask_slot), sem_destroy(&u->answered);
     pthread_mutex_destroy(&u->lock);
     otp_plugin_free(u);
     p->usm = NULL;

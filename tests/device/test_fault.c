@@ -283,6 +283,59 @@ static void test_read_only_page(void **state)
     assert_usable();
 }
 
+/* The retry hook: asked with the address and whether it was a write; its
+ * yes lets the store run again (here: the page made writable), its no
+ * reports the fault as before. */
+typedef struct retry_log {
+    uint64_t addr;
+    int write, calls, fix;
+    size_t len;
+} retry_log;
+
+static int retry_store(void *ctx, uint64_t addr, int write)
+{
+    retry_log *l = ctx;
+    l->addr = addr, l->write = write, l->calls++;
+    if (!l->fix)
+        return 0;
+    l->fix = 0;
+    return mprotect((void *)(uintptr_t)(addr & ~(uint64_t)(l->len - 1)), l->len,
+                    PROT_READ | PROT_WRITE) == 0;
+}
+
+static void test_retry_hook(void **state)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    retry_log l = {.fix = 1, .len = (size_t)page};
+    otd_fault f = untouched();
+
+    (void)state;
+    install();
+    assert_true(p != MAP_FAILED);
+    otd_fault_set_retry(retry_store, &l);
+    assert_int_equal(call1(k_store, p + 8, &f), OTM_OK);
+    assert_int_equal(l.calls, 1);
+    assert_int_equal(l.addr, (uint64_t)(uintptr_t)(p + 8));
+    assert_int_equal(l.write, 1);
+    assert_int_equal(p[8], 1);
+    /* Read-only again, and the hook says no: the fault is reported. */
+    assert_int_equal(mprotect(p, (size_t)page, PROT_READ), 0);
+    assert_int_equal(call1(k_store, p + 8, &f), OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(l.calls, 2);
+    assert_int_equal(f.code, SEGV_ACCERR);
+    /* A NULL store asks it as a read-or-unknown access (SEGV_MAPERR). */
+    f = untouched();
+    assert_int_equal(call1(k_store, NULL, &f), OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(l.calls, 3);
+    assert_int_equal(l.write, 0);
+    otd_fault_set_retry(NULL, NULL);
+    assert_int_equal(call1(k_store, p, &f), OTM_ERR_KERNEL_FAULT);
+    assert_int_equal(l.calls, 3);
+    assert_int_equal(munmap(p, (size_t)page), 0);
+    assert_usable();
+}
+
 static void test_divide_by_zero(void **state)
 {
     int out = -1;
@@ -1059,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_returns),
         cmocka_unit_test(test_null),
         cmocka_unit_test(test_read_only_page),
+        cmocka_unit_test(test_retry_hook),
         cmocka_unit_test(test_divide_by_zero),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_stack_overflow),

@@ -2,8 +2,8 @@
  * test_pager.c - the pager of unified shared memory (otm/pager.h) in one
  * process: a range reserved, pages placed on a thread's touch, the bytes
  * it changed found exactly, pages dropped and asked again, a refused page
- * faulting, a taken range named; and the host's end (read, write, ranges)
- * on addresses good and bad.
+ * faulting, a taken range named, what a touch reaches, the wake; and the
+ * host's end (read, write, ranges) on addresses good and bad.
  *
  * The "host" is a buffer of this process: the page at offset k of the
  * reserved range gets the bytes at offset k of the buffer. Exits 77
@@ -266,6 +266,36 @@ static void test_read_only_range(void **state)
     otd_pager_close(pg);
 }
 
+/* otd_pager_reaches follows the reservations and their protection;
+ * otd_pager_wake makes the next wait return 2, once, even with no fault. */
+static void test_reaches_and_wake(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    otd_pager *pg = NULL;
+    assert_int_equal(otd_pager_open(&pg, err, sizeof err), OTM_OK);
+    base = free_range(PAGES * psize);
+    uint64_t b = (uint64_t)(uintptr_t)base, page = 0;
+    assert_false(otd_pager_reaches(pg, b, 0));
+    otd_range ro = {b | OTD_RANGE_READ_ONLY, b + 2 * psize};
+    assert_int_equal(otd_pager_reserve(pg, &ro, 1, err, sizeof err), OTM_OK);
+    assert_true(otd_pager_reaches(pg, b + psize + 5, 0));
+    assert_false(otd_pager_reaches(pg, b + psize + 5, 1));
+    assert_false(otd_pager_reaches(pg, b + 2 * psize, 0));
+    otd_range rw = {b + psize, b + 3 * psize};
+    assert_int_equal(otd_pager_reserve(pg, &rw, 1, err, sizeof err), OTM_OK);
+    assert_false(otd_pager_reaches(pg, b, 1));
+    assert_true(otd_pager_reaches(pg, b + psize, 1));
+    assert_true(otd_pager_reaches(pg, b + 3 * psize - 1, 1));
+    assert_false(otd_pager_reaches(pg, b + 3 * psize, 0));
+    assert_int_equal(otd_pager_next_fault(pg, 0, &page), 0);
+    otd_pager_wake(pg);
+    otd_pager_wake(pg);
+    assert_int_equal(otd_pager_next_fault(pg, 1000, &page), 2);
+    assert_int_equal(otd_pager_next_fault(pg, 0, &page), 0);
+    otd_pager_close(pg);
+}
+
 static void test_bad_ranges(void **state)
 {
     (void)state;
@@ -411,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_pages_on_demand),
         cmocka_unit_test(test_refused_page_faults),
         cmocka_unit_test(test_read_only_range),
+        cmocka_unit_test(test_reaches_and_wake),
         cmocka_unit_test(test_bad_ranges),
         cmocka_unit_test(test_host_end),
         cmocka_unit_test(test_open_elsewhere),

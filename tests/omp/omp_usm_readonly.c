@@ -5,7 +5,10 @@
  * read-only before the region. The host itself would die of SIGSEGV at
  * that store; the device must too, with the fault report naming the
  * address, the mapping and its protection (status 139), never a silent
- * success nor an error of the write-back.
+ * success nor an error of the write-back. Variant `after`: the page is
+ * made read-only only after a first region read it, when the device has
+ * learned it writable (DESIGN.md §4, "Ranges learned again"): the store
+ * is refused at the write-back, with a line that says why (status 134).
  */
 #define OMP_TEST_NAME "omp_usm_readonly"
 #include "omp_check.h"
@@ -21,11 +24,17 @@ int main(void)
     if (!how)
         how = "const";
     int *target = (int *)table + 1024;
-    if (!strcmp(how, "mprotect")) {
+    if (!strcmp(how, "mprotect") || !strcmp(how, "after")) {
         long page = sysconf(_SC_PAGESIZE);
         target = aligned_alloc((size_t)page, (size_t)page);
         CHECK(target != NULL, "no memory");
         target[0] = 1;
+        if (!strcmp(how, "after")) {
+            int seen = 0;
+#pragma omp target device(0) map(from : seen)
+            seen = target[0];
+            CHECK(seen == 1, "the first region read %d", seen);
+        }
         CHECK(!mprotect(target, (size_t)page, PROT_READ), "mprotect failed");
     }
     int before = target[0];
