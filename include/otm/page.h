@@ -55,7 +55,7 @@
 #define OTM_PAGE_REPLY_HEAD 16u
 #define OTM_PAGE_TAG_ASK 0
 #define OTM_PAGE_TAG_FIRST 1            /* the lowest reply tag */
-#define OTM_PAGE_READ_MAX (1u << 16)
+#define OTM_PAGE_READ_MAX (2u << 20)
 #define OTM_PAGE_WRITE_MAX (16u << 20)
 #define OTM_PAGE_RANGES_MAX (1u << 16)
 #define OTM_PAGE_RECORD_HEAD 16u

@@ -90,6 +90,14 @@ uint64_t otd_pager_absent_run(otd_pager *pg, uint64_t page, uint64_t max);
  * reservations, OTM_ERR_NOMEM (nothing placed: the caller refuses it). */
 otm_status otd_pager_place(otd_pager *pg, uint64_t page, const void *bytes);
 
+/* Places the n pages from `page` on (bytes holds them in order, n at
+ * most OTD_PAGER_RUN_MAX): all reserved and none placed, in one copy and
+ * one wake-up; else one by one as otd_pager_place, `page` itself last,
+ * stopping at the first error, which is returned. OTM_ERR_NOMEM when
+ * memory is short for the run's twins: nothing placed, as for one page. */
+#define OTD_PAGER_RUN_MAX 512u
+otm_status otd_pager_place_run(otd_pager *pg, uint64_t page, uint64_t n, const void *bytes);
+
 /* The host has no such page: its waiting threads are woken and fault
  * (SIGSEGV) as they would on any unmapped address, until the drop. */
 otm_status otd_pager_refuse(otd_pager *pg, uint64_t page);

@@ -494,6 +494,73 @@ otm_status otd_pager_place(otd_pager *pg, uint64_t page, const void *bytes)
     return st;
 }
 
+/* Under the lock: whether the n pages from `page` are all reserved and
+ * none placed (1), and then room in the table for them and a twin for
+ * each (OTM_ERR_NOMEM, the twins given back, when memory is short). */
+static otm_status run_ready(otd_pager *pg, uint64_t page, uint64_t n, uint8_t **twins,
+                            int *whole)
+{
+    uint64_t size = otd_pager_page_size();
+    *whole = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (!acceptable(pg, page + i * size) || find(pg, page + i * size))
+            return OTM_OK;
+    while (2 * (pg->used + n) > pg->cap)
+        if (grow(pg))
+            return OTM_ERR_NOMEM;
+    for (uint64_t i = 0; i < n; i++)
+        if (!(twins[i] = pg->alloc(size))) {
+            while (i > 0)
+                pg->release(twins[--i]);
+            return OTM_ERR_NOMEM;
+        }
+    *whole = 1;
+    return OTM_OK;
+}
+
+/* Under the lock: the n pages copied in at once, nobody woken. */
+static int copy_run(otd_pager *pg, uint64_t page, uint64_t n, const void *bytes)
+{
+    struct uffdio_copy c = {.dst = page, .src = (uint64_t)(uintptr_t)bytes,
+                            .len = n * otd_pager_page_size(),
+                            .mode = UFFDIO_COPY_MODE_DONTWAKE};
+    return ioctl(pg->fd, UFFDIO_COPY, &c) == 0;
+}
+
+otm_status otd_pager_place_run(otd_pager *pg, uint64_t page, uint64_t n, const void *bytes)
+{
+    uint64_t size = otd_pager_page_size();
+    uint8_t *twins[OTD_PAGER_RUN_MAX];
+    if (n == 0 || n > OTD_PAGER_RUN_MAX)
+        return OTM_ERR_INVALID;
+    int whole;
+    pthread_mutex_lock(&pg->lock);
+    otm_status st = run_ready(pg, page, n, twins, &whole);
+    if (whole && !copy_run(pg, page, n, bytes)) {
+        for (uint64_t i = 0; i < n; i++)
+            pg->release(twins[i]);
+        whole = 0;
+    }
+    for (uint64_t i = 0; whole && i < n; i++) {
+        memcpy(twins[i], (const uint8_t *)bytes + i * size, size);
+        insert(pg, page + i * size, twins[i]);     /* room made by run_ready */
+        pg->total++;
+    }
+    pthread_mutex_unlock(&pg->lock);
+    if (whole) {
+        struct uffdio_range r = {.start = page, .len = n * size};
+        ioctl(pg->fd, UFFDIO_WAKE, &r);
+    }
+    if (whole || st)
+        return st;
+    /* One by one (a page placed already, or outside the reservations, a
+     * copy cut short): the first page last, since placing it lets its
+     * region go on and end. */
+    for (uint64_t i = 1; st == OTM_OK && i <= n; i++)
+        st = otd_pager_place(pg, page + (i % n) * size, (const uint8_t *)bytes + (i % n) * size);
+    return st;
+}
+
 otm_status otd_pager_refuse(otd_pager *pg, uint64_t page)
 {
     pthread_mutex_lock(&pg->lock);
@@ -513,8 +580,10 @@ static int diff_page(uint64_t page, uint8_t *twin, otd_pager_emit emit, void *ct
     const uint8_t *now = (const uint8_t *)(uintptr_t)page;
     uint64_t size = otd_pager_page_size();
     for (uint64_t i = 0; i < size;) {
-        if (i % 8 == 0 && i + 8 <= size && !memcmp(now + i, twin + i, 8)) {
-            i += 8;
+        /* Unchanged 64-byte blocks are skipped by memcmp (vectorised), as
+         * most of a page a region touched is. */
+        if (i % 64 == 0 && i + 64 <= size && !memcmp(now + i, twin + i, 64)) {
+            i += 64;
             continue;
         }
         if (now[i] == twin[i]) {

@@ -28,6 +28,9 @@
 
 /* Ranges asked for at first; a host with more says how many it has. */
 #define RANGES_FIRST 1024u
+/* Pages asked for at a fault that does not continue the last run, and
+ * the most a run grows to (OTM_PAGE_READ_MAX: 2 MiB of 4 KiB pages). */
+#define RUN_FIRST 16u
 /* Refused pages remembered for the fault reports. */
 #define REFUSED_KEPT 16u
 
@@ -39,6 +42,7 @@ struct otp_usm {
     otm_page_server server;
     /* worker */
     otd_pager *pager;
+    uint64_t run_end, run_len;      /* the pager thread's last run, in pages */
     pthread_mutex_t lock;           /* running, and one writeback at a time */
     int running;                    /* regions between begin and end */
     atomic_uint next_tag;
@@ -362,20 +366,34 @@ static int retry_fault(void *ctx, uint64_t addr, int write)
 
 /* ---- a worker: the pager's thread -------------------------------------------- */
 
+/* How many pages to ask for at a fault on `page`: RUN_FIRST, or twice
+ * the last run when the fault continues it (a region walking memory in
+ * order: 16, 32, ... up to a READ's most), as unified memory on GPUs
+ * prefetches what it sees walked. */
+static uint64_t run_for(const otp_usm *u, uint64_t page, uint64_t most)
+{
+    uint64_t want = page == u->run_end && u->run_len ? 2 * u->run_len : RUN_FIRST;
+    if (most > OTD_PAGER_RUN_MAX)
+        most = OTD_PAGER_RUN_MAX;
+    return want < most ? want : most;
+}
+
 /* The page from rank 0, placed, with the pages after it that are not
- * placed yet (up to a READ's most, in one ask: a region that touches a
- * page mostly goes on to the next). Refused when rank 0 has no such
- * memory or cannot answer: the region then faults there, as it would
- * alone; a run that rank 0 cannot read whole is asked again for the one
- * page. */
+ * placed yet (run_for's count, in one ask). Refused when rank 0 has no
+ * such memory or cannot answer: the region then faults there, as it
+ * would alone; a run that rank 0 cannot read whole is asked again for
+ * the one page. */
 static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
 {
     uint8_t ask[OTM_PAGE_ASK_HEAD];
-    otd_pager *pg = p->usm->pager;
+    otp_usm *u = p->usm;
+    otd_pager *pg = u->pager;
     uint64_t size = otd_pager_page_size(), got = 0;
-    uint64_t n = otd_pager_absent_run(pg, page, (cap - OTM_PAGE_REPLY_HEAD) / size);
+    uint64_t want = run_for(u, page, (cap - OTM_PAGE_REPLY_HEAD) / size);
+    uint64_t n = otd_pager_absent_run(pg, page, want);
     if (n == 0)
         return;     /* placed since the fault was read */
+    u->run_end = page + n * size, u->run_len = n;
     otm_status st = call(p, OTM_PAGE_READ, page, n * size, ask, 0, reply, cap, &got);
     if (st == OTM_ERR_BAD_POINTER && n > 1) {
         n = 1;
@@ -383,18 +401,15 @@ static void page_in(otp_plugin *p, uint64_t page, uint8_t *reply, uint64_t cap)
     }
     if (st == OTM_OK && got != n * size)
         st = OTM_ERR_BAD_MESSAGE;
-    /* The faulting page last: placing it lets its region go on, end, and
-     * drop every page (the last region's end), and a page of the run
-     * placed after that drop would outlive it with the bytes of this
+    /* The faulting page is woken last: placing it lets its region go on,
+     * end, and drop every page (the last region's end), and a page of the
+     * run placed after that drop would outlive it with the bytes of this
      * read, which the next region would take for the host's. */
-    for (uint64_t i = 1; st == OTM_OK && i <= n; i++) {
-        uint64_t at = (i % n) * size;
-        st = otd_pager_place(pg, page + at, reply + OTM_PAGE_REPLY_HEAD + at);
-    }
+    if (st == OTM_OK)
+        st = otd_pager_place_run(pg, page, n, reply + OTM_PAGE_REPLY_HEAD);
     if (st == OTM_OK)
         return;
     if (st != OTM_ERR_BAD_POINTER) {
-        otp_usm *u = p->usm;
         otp_plugin_log(OTM_LOG_ERROR, "rank %d: the host's page 0x%llx cannot be placed "
                        "here: %s", p->node.rank, (unsigned long long)page,
                        otm_status_text(st));

@@ -2,8 +2,9 @@
  * test_pager.c - the pager of unified shared memory (otm/pager.h) in one
  * process: a range reserved, pages placed on a thread's touch, the bytes
  * it changed found exactly, pages dropped and asked again, a refused page
- * faulting, a taken range named, what a touch reaches, the wake; and the
- * host's end (read, write, ranges) on addresses good and bad.
+ * faulting, runs placed at once, a taken range named, what a touch
+ * reaches, the wake; and the host's end (read, write, ranges) on
+ * addresses good and bad.
  *
  * The "host" is a buffer of this process: the page at offset k of the
  * reserved range gets the bytes at offset k of the buffer. Exits 77
@@ -196,6 +197,56 @@ static void test_pages_on_demand(void **state)
     base[30] = 0xf1;
     runs one = {.n = 15};
     assert_int_equal(otd_pager_flush(pg, 0, collect, &one), 1);
+    otd_pager_close(pg);
+}
+
+static void *no_memory(size_t n)
+{
+    (void)n;
+    return NULL;
+}
+
+/* A run placed at once: the faulting thread goes on with every page of it
+ * placed; a run with a page placed already is placed one by one; memory
+ * short for the twins places nothing. */
+static void test_place_run(void **state)
+{
+    (void)state;
+    otd_pager *pg = open_reserved();
+    for (size_t i = 0; i < PAGES * psize; i++)
+        host[i] = (uint8_t)(i / psize + 1);
+    uint64_t at = (uint64_t)(uintptr_t)base, page = 0, placed = 0, total = 0;
+    assert_int_equal(otd_pager_place_run(pg, at, 0, host), OTM_ERR_INVALID);
+    assert_int_equal(otd_pager_place_run(pg, at, OTD_PAGER_RUN_MAX + 1, host),
+                     OTM_ERR_INVALID);
+    otd_pager_use_alloc(pg, no_memory, free);
+    assert_int_equal(otd_pager_place_run(pg, at + 2 * psize, 2, host + 2 * psize),
+                     OTM_ERR_NOMEM);
+    otd_pager_use_alloc(pg, malloc, free);
+    otd_pager_counts(pg, &placed, &total);
+    assert_int_equal(placed, 0);
+
+    touch t = {.offset = 2 * psize + 7};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, toucher, &t), 0);
+    int r = 0;
+    for (int round = 0; round < ROUNDS && r != 1; round++)
+        r = otd_pager_next_fault(pg, 100, &page);
+    assert_int_equal(r, 1);
+    assert_int_equal(page, at + 2 * psize);
+    assert_int_equal(otd_pager_place_run(pg, page, 2, host + 2 * psize), OTM_OK);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(t.seen, 3);
+    otd_pager_counts(pg, &placed, &total);
+    assert_int_equal(placed, 2);
+    assert_int_equal(((volatile uint8_t *)base)[3 * psize + 1], 4);   /* no fault */
+
+    /* Pages 1 to 3, two of them placed: page 1 is placed alone. */
+    assert_int_equal(otd_pager_place_run(pg, at + psize, 3, host + psize), OTM_OK);
+    otd_pager_counts(pg, &placed, &total);
+    assert_int_equal(placed, 3);
+    assert_int_equal(total, 3);
+    assert_int_equal(((volatile uint8_t *)base)[psize], 2);
     otd_pager_close(pg);
 }
 
@@ -439,6 +490,7 @@ int main(void)
     host = aligned_alloc(psize, PAGES * psize);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pages_on_demand),
+        cmocka_unit_test(test_place_run),
         cmocka_unit_test(test_refused_page_faults),
         cmocka_unit_test(test_read_only_range),
         cmocka_unit_test(test_reaches_and_wake),

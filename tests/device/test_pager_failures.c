@@ -427,6 +427,31 @@ static void test_place_fails(void **state)
     otd_pager_close(pg);
 }
 
+/* A run whose one copy fails is placed page by page, its first page
+ * last; the table that cannot grow for a run places nothing. */
+static void test_place_run_fails(void **state)
+{
+    FP_NEEDED();
+    (void)state;
+    otd_pager *pg = open_reserved();
+    touch t;
+    host[psize + 5] = 55;
+    start_touch(&t, psize + 5);
+    uint64_t page = next_fault(pg), placed = 0, total = 0;
+    fp_fail(FP_CALLOC, 1, ENOMEM);      /* the table's first slots */
+    assert_int_equal(otd_pager_place_run(pg, page, 2, host + psize), OTM_ERR_NOMEM);
+    fp_fail(FP_IOCTL, 1, ENOMEM);       /* the run's UFFDIO_COPY */
+    assert_int_equal(otd_pager_place_run(pg, page, 2, host + psize), OTM_OK);
+    assert_true(fp_fired(FP_IOCTL));
+    fp_clear();
+    finish_touch(pg, &t);
+    assert_int_equal(t.faulted, 0);
+    assert_int_equal(t.seen, 55);
+    otd_pager_counts(pg, &placed, &total);
+    assert_int_equal(placed, 2);
+    otd_pager_close(pg);
+}
+
 int main(void)
 {
     char err[512] = "";
@@ -444,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_reprotect),
         cmocka_unit_test(test_waiting_fails),
         cmocka_unit_test(test_place_fails),
+        cmocka_unit_test(test_place_run_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
