@@ -83,10 +83,10 @@ static void exit_workers(otp_plugin *p)
     while (p->node.life != OTM_LIFE_DONE)
         ots_idle_after(&idle, otm_host_exit_progress(&p->node), 0);
     if (p->node.exit_failures)
-        otp_plugin_log(OTM_LOG_ERROR, "%d device(s) did not acknowledge the exit",
+        otp_plugin_log(OTM_LOG_ERROR, "%d device rank(s) did not acknowledge the exit",
                        p->node.exit_failures);
     else
-        otp_plugin_log(OTM_LOG_INFO, "rank 0: all %d devices acknowledged the exit",
+        otp_plugin_log(OTM_LOG_INFO, "rank 0: all %d device ranks acknowledged the exit",
                        p->node.size - 1);
 }
 

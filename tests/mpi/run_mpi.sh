@@ -7,8 +7,8 @@
 # shut down cleanly on every rank:
 #   - mpiexec's exit status is 0 (rank 0's main returned 0: its checks
 #     passed), within a timeout of ${MPI_TEST_TIMEOUT:-300} seconds;
-#   - rank 0 printed "omptarget-mpi: rank 0: all K devices acknowledged the
-#     exit" (K = NPROCS - 1);
+#   - rank 0 printed "omptarget-mpi: rank 0: all K device ranks acknowledged
+#     the exit" (K = NPROCS - 1);
 #   - each worker rank R printed "omptarget-mpi: rank R exited cleanly"
 #     exactly once, on its own stderr;
 #   - no process of the program is left.
@@ -183,7 +183,7 @@ elif [ "$status" -ne 0 ]; then
 fi
 
 if [ "$aborted" -eq 0 ]; then
-    line="omptarget-mpi: rank 0: all $workers devices acknowledged the exit"
+    line="omptarget-mpi: rank 0: all $workers device ranks acknowledged the exit"
     n=$(grep -c -x -F -e "$line" "$tmp/err.0" 2>/dev/null)
     [ "${n:-0}" -eq 1 ] || fail "rank 0: expected the line \"$line\" once, found ${n:-0}"
     for r in $(seq 1 "$workers"); do

@@ -13,7 +13,7 @@
 #                  devices) with OMPTARGET_MPI_LOG_LEVEL=info and fails if
 #                  - it does not exit with status 0 within S seconds (120),
 #                  - stdout has no line "PASS <program>: ...",
-#                  - stderr lacks "rank 0: all N-1 devices acknowledged the exit",
+#                  - stderr lacks "rank 0: all N-1 device ranks acknowledged the exit",
 #                  - stderr lacks "rank K exited cleanly after M events" for
 #                    any K in 1..N-1,
 #                  - stderr has an error of the plugin or of libomptarget,
@@ -40,14 +40,14 @@
 #                  of the plugin are skipped.
 #   --expect-status N  with --expect-fail: the exit status must be N, and
 #                  the job must have ended in order: rank 0 logged that all
-#                  devices acknowledged the exit, as the plugin ends it after
+#                  device ranks acknowledged the exit, as the plugin ends it after
 #                  a fault. (The device ranks' own last line, "exited
 #                  cleanly", is not required: Open MPI's mpiexec ends the job
 #                  as soon as rank 0 exits with a non-zero status, which may
 #                  be before they print it.)
-#   --unacknowledged K  with --expect-status: K devices could not hear the
+#   --unacknowledged K  with --expect-status: K device ranks could not hear the
 #                  exit (a region still running on them): rank 0 logged
-#                  "K device(s) did not acknowledge the exit" instead.
+#                  "K device rank(s) did not acknowledge the exit" instead.
 #   --expect-refusal REGEX  the plugin must REFUSE the job before any rank
 #                  runs the program (a bad setting): exit status 1 in time,
 #                  nothing on stdout, exactly one line of stderr matching
@@ -253,11 +253,11 @@ elif [ -n "$expect_fail" ]; then
         [ "$status" = "$expect_status" ] ||
             problem "exit status $status, expected $expect_status"
         if [ -n "$unacknowledged" ]; then
-            grep -q "$unacknowledged device(s) did not acknowledge the exit" "$err" ||
-                problem "no line '$unacknowledged device(s) did not acknowledge the exit'"
+            grep -q "$unacknowledged device rank(s) did not acknowledge the exit" "$err" ||
+                problem "no line '$unacknowledged device rank(s) did not acknowledge the exit'"
         else
-            grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
-                problem "the job did not end in order: no line 'rank 0: all $devices devices acknowledged the exit'"
+            grep -q "rank 0: all $devices device ranks acknowledged the exit" "$err" ||
+                problem "the job did not end in order: no line 'rank 0: all $devices device ranks acknowledged the exit'"
         fi
     fi
 else
@@ -276,8 +276,8 @@ else
             problem "no plugin warning 'not started by an MPI launcher' on stderr" \
                     "(was the plugin in $plugin_dir loaded?)"
     else
-        grep -q "rank 0: all $devices devices acknowledged the exit" "$err" ||
-            problem "no line 'rank 0: all $devices devices acknowledged the exit' on stderr"
+        grep -q "rank 0: all $devices device ranks acknowledged the exit" "$err" ||
+            problem "no line 'rank 0: all $devices device ranks acknowledged the exit' on stderr"
         exited=$(grep -o 'rank [0-9][0-9]* exited cleanly after [0-9][0-9]* events' "$err" |
                  sed 's/^rank \([0-9]*\) .*/\1/' | sort -un | tr '\n' ' ')
         k=1
@@ -301,7 +301,7 @@ else
     fi
     unexpected=$(sed -n -E '/omptarget-mpi(\[[0-9]+\])?: /{
         h
-        s/rank 0: all [0-9]+ devices acknowledged the exit//g
+        s/rank 0: all [0-9]+ device ranks acknowledged the exit//g
         s/rank [0-9]+: plugin [A-Za-z0-9_-]+ skipped: .*//g
         s/rank [0-9]+: plugin [A-Za-z0-9_-]+: [0-9]+ device\(s\)//g
         s/rank [0-9]+ exited cleanly after [0-9]+ events//g
