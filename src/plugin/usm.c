@@ -108,6 +108,16 @@ static otm_status host_ranges(void *ctx, uint64_t *dst, uint64_t cap, uint64_t *
     return st;
 }
 
+/* Whether a host thread is in the plugin (waiting for a region or a
+ * transfer), when a device's ask may come at any moment: the server then
+ * yields between polls and never naps, since an ask that finds it napping
+ * waits out the rest of the nap (the first ask of a region waited 0.3 to
+ * 0.6 ms so on this project's 2-core machine, against 0.01 to 0.1 ms). */
+static int host_waits(otp_plugin *p)
+{
+    return __atomic_load_n(&p->node.inside, __ATOMIC_RELAXED) > 0;
+}
+
 static void *serve(void *arg)
 {
     otp_plugin *p = arg;
@@ -117,7 +127,7 @@ static void *serve(void *arg)
     ots_idle_init(&idle, &p->settings);
     while (!atomic_load(&u->stop)) {
         int moved = otm_page_serve(&p->node, &u->server, &ops);
-        ots_idle_after(&idle, moved, u->server.state != 0);
+        ots_idle_after(&idle, moved, u->server.state != 0 || host_waits(p));
     }
     return NULL;
 }
