@@ -28,8 +28,8 @@
 
 /* Ranges asked for at first; a host with more says how many it has. */
 #define RANGES_FIRST 1024u
-/* Pages asked for at a fault that does not continue the last run, and
- * the most a run grows to (OTM_PAGE_READ_MAX: 2 MiB of 4 KiB pages). */
+/* Pages asked for at a fault that does not continue the last run (a run
+ * that goes on doubles, up to a READ's most: run_for). */
 #define RUN_FIRST 16u
 /* Refused pages remembered for the fault reports. */
 #define REFUSED_KEPT 16u
@@ -42,7 +42,8 @@ struct otp_usm {
     otm_page_server server;
     /* worker */
     otd_pager *pager;
-    uint64_t run_end, run_len;      /* the pager thread's last run, in pages */
+    uint64_t run_end, run_len;      /* the pager thread's last run: the address
+                                     * after it, its length in pages */
     pthread_mutex_t lock;           /* running, and one writeback at a time */
     int running;                    /* regions between begin and end */
     atomic_uint next_tag;
@@ -55,6 +56,7 @@ struct otp_usm {
      * handler, to the pager's thread): one ask at a time. */
     sem_t ask_slot, answered;
     int sems_on;
+    atomic_int pager_gone;          /* its thread ended: no one answers */
     _Atomic uint64_t ask_addr;
     atomic_int ask_write, answer;
     atomic_uint ask_seq, answer_seq;
@@ -326,10 +328,11 @@ static __thread int on_pager_thread __attribute__((tls_model("initial-exec")));
 static __thread uint64_t retried_access __attribute__((tls_model("initial-exec")));
 static __thread unsigned retried_at __attribute__((tls_model("initial-exec")));
 
-/* sem_wait in slices (async-signal-safe), given up when the worker ends. */
+/* sem_wait in slices (async-signal-safe), given up when the worker ends
+ * or the pager's thread did. */
 static int wait_sem(otp_usm *u, sem_t *sem)
 {
-    while (!atomic_load(&u->stop)) {
+    while (!atomic_load(&u->stop) && !atomic_load(&u->pager_gone)) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100000000;
@@ -459,12 +462,10 @@ static void *pager_thread(void *arg)
             answer_ask(p);
     }
     otp_plugin_free(reply);
+    atomic_store(&u->pager_gone, 1);
     return NULL;
 }
 
-/* The pager and its thread, once (the setting, or the first LOAD of a
- * program that requires unified shared memory). A pager that cannot open
- * is said at each region, which then fails. */
 /* The pager, its thread, and the fault handler's retry hook; u->why says
  * what failed. */
 static void start_pager(otp_plugin *p, otp_usm *u)
@@ -483,6 +484,9 @@ static void start_pager(otp_plugin *p, otp_usm *u)
     otd_fault_set_retry(retry_fault, p);
 }
 
+/* The pager and its thread, once (the setting, or the first LOAD of a
+ * program that requires unified shared memory). A pager that cannot open
+ * is said at each region, which then fails. */
 void otp_usm_worker_enable(otp_plugin *p)
 {
     pthread_mutex_lock(&p->images_lock);
