@@ -96,11 +96,16 @@ otm_status otd_pager_open(otd_pager **out, char *err, size_t errlen)
                                "userfaultfd refused its handshake (%s)", strerror(e));
     }
     int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    otd_pager *pg = wake_fd < 0 ? NULL : calloc(1, sizeof *pg);
+    if (wake_fd < 0) {
+        int e = errno;
+        close(fd);
+        return otd_device_fail(OTM_ERR_INVALID, err, errlen,
+                               "no eventfd for the pager (%s)", strerror(e));
+    }
+    otd_pager *pg = calloc(1, sizeof *pg);
     if (!pg) {
         close(fd);
-        if (wake_fd >= 0)
-            close(wake_fd);
+        close(wake_fd);
         return otd_device_fail(OTM_ERR_NOMEM, err, errlen, "out of memory");
     }
     pg->fd = fd, pg->wake_fd = wake_fd;

@@ -2,9 +2,8 @@
  * plugin.h - the process-wide state of the plugin and its internal API.
  *
  * libomptarget calls free functions, so the plugin keeps one instance per
- * process (the only mutable global of the production code besides the log
- * level and descriptor of plugin_log.c and the test hook's count of alloc.c,
- * which must exist before the instance does), created on the first call
+ * process (what else keeps state at file scope, and why, is listed in
+ * DESIGN.md, "Names and state at file scope"), created on the first call
  * and torn down at unregister_lib (libomptarget 14) or deinit_plugin (16,
  * which calls it first). Everything else hangs off it: the settings, this
  * rank's otm_node, and per role the host's devices or the worker's loaded
