@@ -27,8 +27,9 @@
  *   memory.c     data_alloc and data_delete: the pool, host-pinned memory
  *   host_ops.c   rank 0: devices, region output and faults, queues, waits
  *   worker.c     a rank >= 1: the device operations and the serving threads
- *   usm.c        unified shared memory: rank 0's page server, a worker's
- *                pager and what it does around each region
+ *   usm_host.c   unified shared memory: rank 0's page server
+ *   usm.c        unified shared memory: a worker's pager and what it does
+ *                around each region
  */
 #ifndef OTM_PLUGIN_H
 #define OTM_PLUGIN_H
@@ -559,7 +560,7 @@ otm_device_ops otp_worker_device_ops(otp_plugin *p);
  * (otp_worker_end); never returns. */
 void otp_worker_main(otp_plugin *p) __attribute__((noreturn));
 
-/* ---- unified shared memory (usm.c) ---- */
+/* ---- unified shared memory (usm_host.c, usm.c) ---- */
 
 /* Rank 0: the page server's thread started (once); OTM_OK, or a status
  * with the sentence in why saying why it cannot serve (the ranks share

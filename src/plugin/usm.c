@@ -1,9 +1,9 @@
 /*
- * usm.c - unified shared memory across processes: rank 0's page server on
- * a thread of its own (otm/page.h's server over otm/pager.h's host end),
- * and on a worker the pager's thread and what a region does before and
- * after it runs: the host's ranges reserved, the bytes it changed written
- * back, the pages dropped once no region runs.
+ * usm.c - unified shared memory across processes, a worker's end: the
+ * pager's thread and what a region does before and after it runs (the
+ * host's ranges learned and reserved, the bytes it changed written back,
+ * the pages dropped once no region runs); and the state both ends share
+ * (usm_internal.h). Rank 0's page server is usm_host.c.
  *
  * Coherence is OpenMP's for unified shared memory: a region reads the
  * host's memory as it is when the region first touches each page, and the
@@ -17,7 +17,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/personality.h>
 
 #include "../shell/idle.h"
 #include "otm/fault.h"
@@ -25,50 +24,14 @@
 #include "otm/page.h"
 #include "otm/pager.h"
 #include "plugin.h"
+#include "usm_internal.h"
 
 /* Ranges asked for at first; a host with more says how many it has. */
 #define RANGES_FIRST 1024u
 /* Pages asked for at a fault that does not continue the last run (a run
  * that goes on doubles, up to a READ's most: run_for). */
 #define RUN_FIRST 16u
-/* Refused pages remembered for the fault reports. */
-#define REFUSED_KEPT 16u
-
-struct otp_usm {
-    pthread_t thread;               /* the host's server, the worker's pager */
-    int thread_on;
-    atomic_int stop;
-    /* host */
-    otm_page_server server;
-    /* worker */
-    otd_pager *pager;
-    uint64_t run_end, run_len;      /* the pager thread's last run: the address
-                                     * after it, its length in pages */
-    pthread_mutex_t lock;           /* running, and one writeback at a time */
-    int running;                    /* regions between begin and end */
-    atomic_uint next_tag;
-    uint64_t *ranges;               /* the host's, as last received */
-    uint64_t ranges_cap;
-    int learned;                    /* the host's ranges reserved once (under lock) */
-    atomic_uint generation;         /* bumped at each learning of them */
-    uint64_t page_mask;
-    /* A fault's ask to learn the ranges again (retry_fault, in a signal
-     * handler, to the pager's thread): one ask at a time. */
-    sem_t ask_slot, answered;
-    int sems_on;
-    atomic_int pager_gone;          /* its thread ended: no one answers */
-    _Atomic uint64_t ask_addr;
-    atomic_int ask_write, answer;
-    atomic_uint ask_seq, answer_seq;
-    uint8_t *records;               /* a writeback's ask (under lock) */
-    /* The last pages the pager refused for a reason of its own (no memory,
-     * rank 0 not answering), which a region's fault report names. */
-    _Atomic uint64_t refused[REFUSED_KEPT];
-    atomic_uint nrefused;
-    char why[512];                  /* why the pager cannot start */
-};
-
-static otp_usm *usm_new(void)
+otp_usm *otp_usm_new(void)
 {
     otp_usm *u = otp_plugin_calloc(1, sizeof *u);
     if (u) {
@@ -78,119 +41,13 @@ static otp_usm *usm_new(void)
     return u;
 }
 
-static void usm_stop(otp_usm *u)
+void otp_usm_join(otp_usm *u)
 {
     if (!u || !u->thread_on)
         return;
     atomic_store(&u->stop, 1);
     pthread_join(u->thread, NULL);
     u->thread_on = 0;
-}
-
-/* ---- rank 0: the page server ------------------------------------------------ */
-
-static otm_status host_read(void *ctx, uint64_t addr, void *dst, uint64_t len)
-{
-    (void)ctx;
-    return otd_host_read(addr, dst, len);
-}
-
-static otm_status host_write(void *ctx, uint64_t addr, const void *src, uint64_t len)
-{
-    (void)ctx;
-    return otd_host_write(addr, src, len);
-}
-
-static otm_status host_ranges(void *ctx, uint64_t *dst, uint64_t cap, uint64_t *count)
-{
-    size_t n = 0;
-    (void)ctx;
-    otm_status st = otd_host_ranges((otd_range *)(void *)dst, (size_t)cap, &n);
-    *count = n;
-    return st;
-}
-
-/* Whether a host thread is in the plugin (waiting for a region or a
- * transfer), when a device's ask may come at any moment: the server then
- * yields between polls and never naps, since an ask that finds it napping
- * waits out the rest of the nap (the first ask of a region waited 0.3 to
- * 0.6 ms so on this project's 2-core machine, against 0.01 to 0.1 ms). */
-static int host_waits(otp_plugin *p)
-{
-    return __atomic_load_n(&p->node.inside, __ATOMIC_RELAXED) > 0;
-}
-
-static void *serve(void *arg)
-{
-    otp_plugin *p = arg;
-    otp_usm *u = p->usm;
-    const otm_page_host_ops ops = {host_read, host_write, host_ranges, p};
-    ots_idle idle;
-    ots_idle_init(&idle, &p->settings);
-    while (!atomic_load(&u->stop)) {
-        int moved = otm_page_serve(&p->node, &u->server, &ops);
-        ots_idle_after(&idle, moved, u->server.state != 0 || host_waits(p));
-    }
-    return NULL;
-}
-
-/* Whether the ranks can hold each other's addresses: not when address
- * randomisation is off here (omptarget-mpirun's default, for the host's
- * function pointers), since every rank then has rank 0's very layout. */
-static const char *layout_refusal(void)
-{
-    int persona = personality(0xffffffff);
-    if (persona != -1 && (persona & ADDR_NO_RANDOMIZE))
-        return "address randomisation is off in this job, so every rank has "
-               "rank 0's layout and cannot hold rank 0's pages at their addresses "
-               "(omptarget-mpirun leaves it on for such a program, and under "
-               "OMPTARGET_MPI_USM=on)";
-    return NULL;
-}
-
-/* Whether this system gives userfaultfd to this process: the devices'
- * pager needs it, and a device rank is most often this rank's like (the
- * same kernel, user and limits); a device that differs says so at each
- * region. */
-static otm_status pager_refusal(char *why, size_t len)
-{
-    otd_pager *probe = NULL;
-    otm_status st = otd_pager_open(&probe, why, len);
-    otd_pager_close(probe);
-    return st;
-}
-
-otm_status otp_usm_host_start(otp_plugin *p, char *why, size_t len)
-{
-    const char *layout = layout_refusal();
-    if (layout)
-        return snprintf(why, len, "%s", layout), OTM_ERR_INVALID;
-    if (p->usm)
-        return OTM_OK;
-    otm_status st = pager_refusal(why, len);
-    if (st)
-        return st;
-    otp_usm *u = usm_new();
-    if (!u)
-        return snprintf(why, len, "out of memory"), OTM_ERR_NOMEM;
-    p->usm = u;
-    if (pthread_create(&u->thread, NULL, serve, p)) {
-        p->usm = NULL;
-        otp_plugin_free(u);
-        return snprintf(why, len, "no thread for the page server"), OTM_ERR_NOMEM;
-    }
-    u->thread_on = 1;
-    __atomic_store_n(&p->usm_on, 1, __ATOMIC_RELEASE);
-    return OTM_OK;
-}
-
-void otp_usm_host_stop(otp_plugin *p)
-{
-    otp_usm *u = p->usm;
-    if (!u)
-        return;
-    usm_stop(u);
-    otm_page_server_fini(&p->node, &u->server);
 }
 
 /* ---- a worker: calls to rank 0 -------------------------------------------------- */
@@ -490,7 +347,7 @@ static void start_pager(otp_plugin *p, otp_usm *u)
 void otp_usm_worker_enable(otp_plugin *p)
 {
     pthread_mutex_lock(&p->images_lock);
-    if (!p->usm && (p->usm = usm_new()) != NULL) {
+    if (!p->usm && (p->usm = otp_usm_new()) != NULL) {
         otp_usm *u = p->usm;
         u->records = otp_plugin_malloc(OTM_PAGE_ASK_HEAD + OTM_PAGE_WRITE_MAX);
         if (!u->records)
@@ -583,7 +440,7 @@ void otp_usm_worker_stop(otp_plugin *p)
         return;
     if (u->thread_on)
         otd_fault_set_retry(NULL, NULL);
-    usm_stop(u);
+    otp_usm_join(u);
     otd_pager_close(u->pager);
     u->pager = NULL;
 }
